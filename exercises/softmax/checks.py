@@ -1,0 +1,139 @@
+"""Host-side checks for `softmax`: the plan of public and hidden cases, and how each is judged.
+
+Every case calls ``softmax(x)`` or ``softmax(x, axis)`` (axis passed positionally, so the
+parameter's name is the candidate's choice) and compares with the float64 golden answer under the
+dtype-aware tolerance. Diagnoses name the usual mistakes: no max subtraction (overflow), 0/0 on an
+all ``-inf`` slice, the wrong axis, a missing normalisation.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
+from grader.plan import Plan, PlanBuilder
+from grader.tolerance import Tolerance
+from grader.compare import close_enough
+
+
+def _softmax64(x: np.ndarray, axis: int) -> np.ndarray:
+    x = x.astype(np.float64)
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind a wrong softmax output, or None."""
+    x = np.asarray(ctx.arg(0))
+    axis = ctx.arg(1) if len(ctx.step.wire["args"]) > 1 else -1
+    ax = axis % x.ndim
+    if got.shape != x.shape:
+        return None
+    nan = np.isnan(got)
+    if nan.any():
+        with np.errstate(invalid="ignore"):
+            all_neg_inf = np.all(np.isneginf(x), axis=ax, keepdims=True) & np.ones_like(x, dtype=bool)
+        if (nan & all_neg_inf).any() and not (nan & ~all_neg_inf).any():
+            return ("a slice that is entirely -inf gave NaN (0/0); return zeros for such a slice, "
+                    "e.g. by replacing a non-finite max with 0 and dividing only where the sum is > 0.")
+        finite = x[np.isfinite(x)]
+        if finite.size and np.abs(finite).max() > 80:
+            return ("exp overflowed: subtract the maximum along the axis before exponentiating "
+                    "(softmax(x) == softmax(x - max(x))).")
+        return "the output contains NaN."
+    if np.isinf(got).any():
+        return "the output contains inf: exp overflowed; subtract the maximum along the axis first."
+    for other in range(x.ndim):
+        if other != ax and close_enough(got, _softmax64(x, other), tol):
+            return f"normalised over axis {other} instead of axis {axis}."
+    with np.errstate(invalid="ignore", over="ignore"):
+        sums = got.astype(np.float64).sum(axis=ax)
+    if not np.allclose(sums[np.isfinite(sums)], 1.0, rtol=1e-3, atol=1e-3):
+        e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
+        if close_enough(got, e, tol):
+            return "the exponentials were not divided by their sum along the axis."
+        return f"the output does not sum to 1 along axis {axis}."
+    return None
+
+
+def _case(rng: np.random.Generator, shape, dtype=np.float32, scale: float = 3.0) -> np.ndarray:
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def _describe(x: np.ndarray, axis: int | None, note: str = "") -> str:
+    ax = "default axis" if axis is None else f"axis={axis}"
+    return f"x: shape {x.shape}, {x.dtype}, {ax}" + (f", {note}" if note else "")
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the softmax plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    rng = np.random.default_rng(public_seed)
+    judge = close(diagnose=diagnose)
+    n = 0
+
+    def add(check: str, x: np.ndarray, axis: int | None = None, *, transpose=None, note: str = "",
+            judge_fn=judge) -> None:
+        nonlocal n
+        n += 1
+        arg = b.array(f"x{n}", x, transpose=transpose, label="x")
+        args = [arg] if axis is None else [arg, b.value(axis)]
+        b.call(check, "softmax", args, judge=judge_fn, describe=_describe(x, axis, note))
+
+    add("values_1d", _case(rng, (7,)))
+    add("values_1d", _case(rng, (1,)))
+    add("values_1d", _case(rng, (33,), scale=10.0))
+    for shape in [(4, 9), (3, 5, 6), (2, 3, 4, 5)]:
+        add("values_nd", _case(rng, shape))
+    for shape, axes in [((4, 9), [0, 1, -1, -2]), ((3, 5, 6), [0, 1, 2, -1, -2, -3]),
+                        ((2, 3, 4, 5), [0, 1, 2, 3, -1, -3, -4])]:
+        for axis in axes:
+            add("axes", _case(rng, shape), axis)
+    for shape, axis in [((5, 8), -1), ((3, 4, 7), 1), ((64,), 0)]:
+        add("float64", _case(rng, shape, np.float64), axis)
+    for shape, perm, axis in [((6, 5), [1, 0], -1), ((3, 4, 5), [2, 0, 1], 1), ((4, 7, 3), [1, 2, 0], -1)]:
+        add("non_contiguous", _case(rng, shape), axis, transpose=perm, note=f"non-contiguous view (transpose {perm})")
+    for dtype in (np.float32, np.float64):
+        x = _case(rng, (4, 16), dtype, scale=1e4)
+        add("large_logits", x, -1, note="logits around +-1e4")
+        add("large_logits", np.full((3, 5), 1e4, dtype=dtype) + _case(rng, (3, 5), dtype, 1.0), 0,
+            note="every logit near +1e4")
+        add("large_logits", -np.full((2, 6), 1e4, dtype=dtype) - _case(rng, (2, 6), dtype, 1.0).__abs__(), -1,
+            note="every logit near -1e4")
+    for dtype in (np.float32, np.float64):
+        big = np.finfo(dtype).max
+        x = np.array([[big, big / 2, 0.0, -big], [-big, -big / 2, -big / 4, -big]], dtype=dtype)
+        add("dtype_max", x, -1, note="logits near the dtype's largest value")
+        add("dtype_max", np.array([[big, big * 0.999, big * 0.5]], dtype=dtype), -1,
+            note="several logits near the dtype's largest value")
+    x = _case(rng, (4, 6))
+    x[0, 1] = x[2, 0] = x[2, 5] = x[3, 3] = -np.inf
+    add("neg_inf_entries", x, -1, note="some -inf entries")
+    x64 = _case(rng, (3, 5), np.float64)
+    x64[:, 2] = -np.inf
+    add("neg_inf_entries", x64, 0, note="a column with -inf entries")
+    x = _case(rng, (4, 5))
+    x[1, :] = -np.inf
+    add("all_neg_inf", x, -1, note="row 1 is all -inf")
+    x = _case(rng, (3, 4, 5), np.float64)
+    x[:, 2, :] = -np.inf
+    x[1, :, 3] = -np.inf
+    add("all_neg_inf", x, 1, note="slices along axis 1 that are all -inf")
+    for dtype in (np.float32, np.float64):
+        add("dtype_preserved", _case(rng, (3, 7), dtype), -1, judge_fn=dtype_preserved())
+    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=all_of(inputs_unchanged(), judge))
+    add("input_unchanged", _case(rng, (4, 3, 6), np.float64, scale=5.0), 1,
+        judge_fn=all_of(inputs_unchanged(), judge))
+
+    hidden = np.random.default_rng(hidden_seed)
+    for _ in range(6):
+        ndim = int(hidden.integers(1, 5))
+        shape = tuple(int(d) for d in hidden.integers(1, 9, size=ndim))
+        axis = int(hidden.integers(-ndim, ndim))
+        dtype = np.float32 if hidden.random() < 0.5 else np.float64
+        scale = float(10 ** hidden.uniform(-2, 3))
+        add("hidden_values", _case(hidden, shape, dtype, scale), axis, note=f"scale {scale:.3g}")
+    return b.plan

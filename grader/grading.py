@@ -1,0 +1,288 @@
+"""Grade one submission: build the plan, run the reference on the host and the submission in a
+sandbox, judge every step on the host, and assemble the scorecard.
+
+``grade_submission`` is the one library function behind ``grade submit``; the CLI only parses
+arguments and renders what it returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import platform
+import secrets
+import sys
+import time
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from grader import __version__
+from grader.api_rules import scan_source
+from grader.channel import RunResults, StepResult
+from grader.exercise import Exercise
+from grader.judges import GraderBug, JudgeContext, Outcome
+from grader.plan import Plan
+from grader.runner import PlanExecutor
+from grader.sandbox import select_sandbox
+from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.scorecard import CheckResult, Scorecard
+from grader.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
+
+#: Public cases always use this seed, so a candidate can reproduce them; hidden cases use the run's.
+PUBLIC_SEED = 0
+
+
+class SubmissionUnreadable(OSError):
+    """The submission file is missing or cannot be read (a usage error, exit code 2)."""
+
+
+@dataclass
+class _Context:
+    exercise: Exercise
+    path: Path
+    source: bytes
+    seed: int
+    started: float
+    started_at: str
+
+
+def run_in_process(wire: dict, arrays: dict[str, np.ndarray], module, module_file: str | None = None) -> RunResults:
+    """Run a plan against an already imported module in this process (used for the reference).
+
+    Returns:
+        ``RunResults`` shaped exactly like the ones decoded from a sandbox.
+    """
+    results = RunResults(import_report={"ok": True, "exception": None})
+    executor = PlanExecutor(wire, arrays, module, module_file=module_file, use_alarm=False)
+
+    def emit(report: dict, out: dict[str, np.ndarray]) -> None:
+        results.steps[report["id"]] = StepResult(report=report, arrays=out)
+
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        executor.run(emit)
+    results.done = True
+    return results
+
+
+def build_plan(exercise: Exercise, seed: int) -> Plan:
+    """Build the exercise's plan (public cases from ``PUBLIC_SEED``, hidden ones from ``seed``).
+
+    Raises:
+        GraderBug: the plan does not cover every declared check, or names an undeclared one.
+    """
+    plan = exercise.checks_module.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
+    plan.forbidden_modules = list(exercise.forbidden_modules)
+    plan.step_timeout_s = exercise.limits.step_seconds
+    declared = {c.id for c in exercise.checks}
+    judged = {s.check for s in plan.steps if s.judge is not None}
+    if judged != declared or not {s.check for s in plan.steps} <= declared:
+        raise GraderBug(f"plan of {exercise.id!r} does not match exercise.toml: "
+                        f"unjudged {sorted(declared - judged)}, undeclared {sorted(judged - declared)}")
+    return plan
+
+
+def environment() -> dict:
+    """Versions on the host, read without importing torch (NumPy exercises never pay for it)."""
+    try:
+        torch_version = importlib.metadata.version("torch")
+    except importlib.metadata.PackageNotFoundError:
+        torch_version = None
+    device = "cpu"
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        device = f"cuda ({torch.cuda.get_device_name(0)})"
+    return {"python": platform.python_version(), "numpy": np.__version__, "torch": torch_version,
+            "platform": platform.platform(), "device": device}
+
+
+def _worst(outcomes: list[Outcome]) -> Outcome:
+    for verdict in VERDICT_DISPLAY_ORDER:
+        for o in outcomes:
+            if o.verdict == verdict:
+                return o
+    return outcomes[0]
+
+
+def _check_results(exercise: Exercise, outcomes: dict[str, list[tuple[str, Outcome]]]) -> tuple[CheckResult, ...]:
+    checks = []
+    for spec in exercise.checks:
+        items = outcomes.get(spec.id, [])
+        if not items:
+            verdict, message, details = Verdict.SKIPPED, "Not run.", {}
+        else:
+            worst = _worst([o for _, o in items])
+            verdict = worst.verdict
+            n_bad = sum(1 for _, o in items if o.verdict != Verdict.PASSED)
+            message = worst.message
+            if n_bad and len(items) > 1:
+                message = f"{message}\n({n_bad} of {len(items)} cases did not pass)"
+            details = {"cases": len(items), "cases_passed": len(items) - n_bad}
+            bad_case = next((c for c, o in items if o is worst), None)
+            if verdict != Verdict.PASSED and bad_case:
+                details["case"] = bad_case
+            details.update(worst.details)
+        checks.append(CheckResult(
+            id=spec.id, title=spec.title, category=spec.category, visibility=spec.visibility,
+            verdict=str(verdict), points=spec.points if verdict == Verdict.PASSED else 0.0,
+            max_points=spec.points, message=message, details=details))
+    return tuple(checks)
+
+
+def _same_verdict_everywhere(exercise: Exercise, verdict: Verdict, message: str) -> tuple[CheckResult, ...]:
+    return _check_results(exercise, {c.id: [("", Outcome(verdict, message))] for c in exercise.checks})
+
+
+def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunResults,
+               not_run_reason: str) -> dict[str, list[tuple[str, Outcome]]]:
+    outcomes: dict[str, list[tuple[str, Outcome]]] = {}
+    for step in plan.steps:
+        if step.judge is None:
+            continue
+        ctx = JudgeContext(step=step, plan=plan, got=run.results.steps.get(step.id),
+                           expected=expected.steps[step.id], golden=golden.steps[step.id],
+                           candidate_steps=run.results.steps, expected_steps=expected.steps,
+                           golden_steps=golden.steps, not_run_reason=not_run_reason)
+        outcome = step.judge(ctx)
+        outcomes.setdefault(step.check, []).append((step.describe or step.id, outcome))
+    return outcomes
+
+
+def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "auto",
+                     seed: int | None = None, limits: Limits | None = None,
+                     require_isolation: bool = False,
+                     progress: Callable[[str], None] | None = None) -> Scorecard:
+    """Grade the file at ``path`` against ``exercise``.
+
+    Args:
+        exercise: the loaded exercise.
+        path: the candidate's Python file.
+        sandbox: ``auto``, ``process`` or ``docker`` (see ``grader.sandbox.select_sandbox``).
+        seed: seed of the hidden cases (None: a fresh random one, recorded in the scorecard).
+        limits: override the exercise's sandbox limits.
+        require_isolation: refuse any backend weaker than docker (infrastructure_error).
+        progress: called with a short line at each phase (for the CLI's progress display).
+
+    Returns:
+        The interviewer-view scorecard (``Scorecard.candidate_view()`` derives the other).
+
+    Raises:
+        SubmissionUnreadable: the file is missing or unreadable (nothing was graded).
+    """
+    say = progress or (lambda _msg: None)
+    path = Path(path)
+    try:
+        source = path.read_bytes()
+    except OSError as exc:
+        raise SubmissionUnreadable(f"cannot read submission {path}: {exc.strerror or exc}") from exc
+    seed = secrets.randbelow(2**31) if seed is None else int(seed)
+    ctx = _Context(exercise, path, source, seed, time.monotonic(),
+                   datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    limits = limits or exercise.limits
+    sandbox_info = {"backend": "none", "image": None, "isolation": {}, "limits": limits.to_json()}
+
+    def card(status: Status, checks, message: str = "", run: SandboxRun | None = None) -> Scorecard:
+        return Scorecard(
+            exercise={"id": exercise.id, "version": exercise.version, "title": exercise.title},
+            submission={"path": str(path), "sha256": hashlib.sha256(source).hexdigest()},
+            sandbox=sandbox_info, environment=environment(), started_at=ctx.started_at,
+            duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,
+            score=float(sum(c.points for c in checks)), max_score=exercise.max_score, checks=tuple(checks),
+            output={"text": run.output if run else "", "truncated": bool(run and run.output_truncated)},
+            seed=seed, grader_version=__version__)
+
+    # 1. Static checks on the host: syntax, then API rules.
+    say("checking syntax and API rules")
+    try:
+        text = source.decode("utf-8")
+        violations = scan_source(text, exercise.forbidden_modules, exercise.forbidden_names)
+    except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+        message = f"The file does not compile: {type(exc).__name__}{where}: {reason}"
+        return card(Status.COMPILE_ERROR, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"),
+                    message)
+    if violations:
+        message = "The submission " + "; ".join(v.sentence() for v in violations) + "."
+        checks = _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message)
+        checks = tuple(CheckResult(**{**c.__dict__, "details": {"violations": [v.__dict__ for v in violations]}})
+                       for c in checks)
+        return card(Status.GRADED, checks, message)
+
+    try:
+        # 2. The plan and the reference's answers, on the host.
+        say("running the reference")
+        plan = build_plan(exercise, seed)
+        reference = exercise.load_reference()
+        ref_file = str(exercise.reference_path)
+        expected = run_in_process(plan.wire(), plan.arrays, reference, ref_file)
+        golden_wire, golden_arrays = plan.golden()
+        golden = run_in_process(golden_wire, golden_arrays, exercise.load_reference(), ref_file)
+
+        # 3. The submission, in the sandbox.
+        backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
+        info = backend.info()
+        sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
+                             "selection": selection})
+        say(f"running the submission ({info.backend} sandbox)")
+        run = backend.run(SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source,
+                                     needs_torch=plan.uses_torch()), limits)
+        if run.infrastructure_error:
+            raise SandboxUnavailable(run.infrastructure_error)
+
+        # 4. Verdicts, on the host.
+        say("judging")
+        results = run.results
+        if results.import_report is None:
+            if run.timed_out or run.oom_killed:
+                why = "timed out" if run.timed_out else "ran out of memory"
+                return card(Status.TIMEOUT if run.timed_out else Status.CRASHED,
+                            _same_verdict_everywhere(exercise, Verdict.TIMEOUT if run.timed_out else Verdict.MEMORY_LIMIT,
+                                                     f"Not run: the sandbox {why} before the submission was imported."),
+                            f"The sandbox {why} while importing the submission.", run)
+            detail = "; ".join(results.problems) or f"exit code {run.exit_code}"
+            raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
+        if results.forbidden_imports:
+            names = ", ".join(sorted(set(results.forbidden_imports)))
+            message = f"The submission tried to import {names}, which this exercise forbids."
+            return card(Status.GRADED, _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message), message, run)
+        if not results.import_report.get("ok"):
+            exc = results.import_report.get("exception") or {}
+            message = (f"The submission failed while being imported: {exc.get('type')}: {exc.get('message')}\n"
+                       f"{exc.get('traceback', '')}").rstrip()
+            return card(Status.COMPILE_ERROR, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"),
+                        message, run)
+
+        status, status_message = Status.GRADED, ""
+        not_run = "the submission stopped before this step ran"
+        if not results.done:
+            if run.timed_out:
+                status = Status.TIMEOUT
+                status_message = (f"The submission ran past the time limit ({limits.wall_seconds:g} s wall, "
+                                  f"{limits.cpu_seconds} s CPU); steps that finished were graded.")
+                not_run = "the submission ran out of time before this step ran"
+            elif run.oom_killed:
+                status = Status.CRASHED
+                status_message = "The sandbox was killed for exceeding its memory limit."
+                not_run = "the submission was killed for exceeding its memory limit"
+            else:
+                status = Status.CRASHED
+                extra = f" ({'; '.join(results.problems)})" if results.problems else ""
+                status_message = (f"The submission's process ended before grading finished (exit code "
+                                  f"{run.exit_code}){extra}; steps that finished were graded.")
+                not_run = f"the submission's process ended early (exit code {run.exit_code})"
+        outcomes = _judge_all(plan, run, expected, golden, not_run)
+        if run.oom_killed:
+            outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
+                               if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
+                        for cid, items in outcomes.items()}
+        return card(status, _check_results(exercise, outcomes), status_message, run)
+    except (GraderBug, SandboxUnavailable, Exception) as exc:  # noqa: BLE001 - never charge the candidate
+        message = f"Grader fault ({type(exc).__name__}): {exc}"
+        return card(Status.INFRASTRUCTURE_ERROR,
+                    _same_verdict_everywhere(exercise, Verdict.SKIPPED, "Not graded: " + message), message)

@@ -1,0 +1,272 @@
+"""Host-side judges: turn one step's candidate result into a verdict, a message and numbers.
+
+A judge is a callable ``judge(ctx: JudgeContext) -> Outcome``. Exercises pick the standard ones
+here (``close``, ``raises``, ``dtype_preserved``, ``inputs_unchanged``) or write their own in
+their ``checks.py``. Judges only read results; they never run candidate code.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from grader.channel import StepResult
+from grader.compare import compare_arrays, shape_message
+from grader.plan import Plan, Step
+from grader.tolerance import DEFAULT_FACTOR, Tolerance, tolerance_for
+from grader.verdicts import Verdict
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A judge's finding for one step."""
+
+    verdict: Verdict
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+
+class GraderBug(RuntimeError):
+    """A judge found the *reference* side inconsistent: an infrastructure fault, never the candidate's."""
+
+
+@dataclass
+class JudgeContext:
+    """Everything a judge may look at for one step.
+
+    Attributes:
+        step: the step being judged.
+        plan: the whole plan (inputs by name).
+        got: the candidate's result for this step (None: the step never reported).
+        expected: the reference's result for the same inputs and dtypes.
+        golden: the reference's result with floating inputs promoted to float64.
+        candidate_steps / expected_steps / golden_steps: all results, for stateful judgments.
+        not_run_reason: why the candidate's step has no result (crash, timeout), if known.
+    """
+
+    step: Step
+    plan: Plan
+    got: StepResult | None
+    expected: StepResult
+    golden: StepResult
+    candidate_steps: dict[str, StepResult] = field(default_factory=dict)
+    expected_steps: dict[str, StepResult] = field(default_factory=dict)
+    golden_steps: dict[str, StepResult] = field(default_factory=dict)
+    not_run_reason: str = "the submission stopped before this step ran"
+
+    def arg(self, which: int | str) -> Any:
+        """The host's copy of an argument of this step, by position or keyword (arrays as NumPy)."""
+        wire = self.step.wire
+        arg = wire["args"][which] if isinstance(which, int) else wire["kwargs"][which]
+        if "array" in arg:
+            value = self.plan.arrays[arg["array"]]
+            return np.transpose(np.ascontiguousarray(np.transpose(value, np.argsort(arg["transpose"]))),
+                                arg["transpose"]) if "transpose" in arg else value
+        if "tensor" in arg:
+            return self.plan.arrays[arg["tensor"]]
+        return arg.get("value")
+
+
+# -- reading results -------------------------------------------------------------------------------
+
+def output_descriptor(result: StepResult, path: Sequence[int] = ()) -> dict | None:
+    """The descriptor of the step's output at ``path`` (indices into tuples), or None if absent."""
+    desc = result.report.get("output")
+    for i in path:
+        if not desc or desc.get("kind") != "tuple" or i >= len(desc.get("items", [])):
+            return None
+        desc = desc["items"][i]
+    return desc
+
+
+def output_array(result: StepResult, path: Sequence[int] = ()) -> np.ndarray | None:
+    """The step's output array at ``path``, or None when it is not an array."""
+    desc = output_descriptor(result, path)
+    if not desc or desc.get("kind") != "array":
+        return None
+    return result.arrays.get(desc["key"])
+
+
+def dtype_name(desc: dict) -> str:
+    """The dtype a result was produced in (a torch dtype name where the runner recorded one)."""
+    return desc.get("torch_dtype") or desc["dtype"]
+
+
+def describe_value(desc: dict | None) -> str:
+    """Say what a result descriptor is, for messages: ``an array of shape (2, 3) and dtype float32``."""
+    if desc is None:
+        return "nothing"
+    kind = desc.get("kind")
+    if kind == "array":
+        return f"an array of shape {tuple(desc['shape'])} and dtype {dtype_name(desc)}"
+    if kind == "none":
+        return "None"
+    if kind == "scalar":
+        return f"a Python {desc.get('type')} ({desc.get('value')!r})"
+    if kind == "tuple":
+        return f"a {desc.get('type', 'tuple')} of {len(desc.get('items', []))} items"
+    if kind == "object":
+        return f"an object of type {desc.get('type')}"
+    return f"an object of type {desc.get('type')}"
+
+
+def failure_from_exception(ctx: JudgeContext) -> Outcome | None:
+    """The outcome when the candidate's step did not return normally; None when it did."""
+    got = ctx.got
+    if got is None:
+        return Outcome(Verdict.ERROR, f"Not run: {ctx.not_run_reason}.")
+    exc = got.report.get("exception")
+    if got.report.get("ok") and not exc:
+        return None
+    exc = exc or {"type": "Unknown", "message": "", "traceback": ""}
+    kind, message = exc.get("type", "Exception"), exc.get("message", "")
+    details = {"exception": exc}
+    if kind == "MemoryError":
+        return Outcome(Verdict.MEMORY_LIMIT, f"Ran out of memory (MemoryError: {message}).", details)
+    if kind == "StepTimeout":
+        return Outcome(Verdict.TIMEOUT, f"Timed out: {message}.", details)
+    if kind == "ForbiddenImport":
+        return Outcome(Verdict.FORBIDDEN, message, details)
+    if kind == "MissingEntryPoint":
+        return Outcome(Verdict.ERROR, message[:1].upper() + message[1:] + ".", details)
+    if kind == "NotImplementedError":
+        return Outcome(Verdict.ERROR, "Not implemented yet (NotImplementedError).", details)
+    tb = exc.get("traceback", "").rstrip()
+    return Outcome(Verdict.ERROR, f"Raised {kind}: {message}" + (f"\n{tb}" if tb else ""), details)
+
+
+# -- standard judges -------------------------------------------------------------------------------
+
+Diagnose = Callable[[JudgeContext, np.ndarray, Tolerance], "str | None"]
+
+
+def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("output",), *,
+          diagnose: Diagnose | None = None, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
+    """Judge: each output at ``paths`` equals golden within the dtype-aware tolerance.
+
+    Args:
+        paths: where the compared arrays are in the return value (``()`` the value itself,
+            ``(0,)`` and ``(1,)`` the items of a returned tuple).
+        names: what each compared array is called in messages.
+        diagnose: ``diagnose(ctx, got, tol) -> sentence | None`` naming the likely mistake when the
+            first compared array is wrong.
+        factor: multiple of the same-dtype reference's error allowed (see ``grader.tolerance``).
+    """
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        per_output = {}
+        for path, name in zip(paths, names):
+            exp_desc = output_descriptor(ctx.expected, path)
+            golden = output_array(ctx.golden, path)
+            if exp_desc is None or golden is None or exp_desc.get("kind") != "array":
+                raise GraderBug(f"reference produced no array for {name!r} in step {ctx.step.id}")
+            got_desc = output_descriptor(ctx.got, path)
+            if got_desc is None and path:
+                top = output_descriptor(ctx.got)
+                return Outcome(Verdict.FAILED, f"Returned {describe_value(top)}; expected a tuple of "
+                               f"{len(paths)} arrays ({', '.join(names)}).")
+            if not got_desc or got_desc.get("kind") != "array":
+                return Outcome(Verdict.FAILED, f"'{name}' should be an array of shape "
+                               f"{tuple(exp_desc['shape'])}, got {describe_value(got_desc)}.")
+            got = ctx.got.arrays[got_desc["key"]]
+            if tuple(got.shape) != tuple(golden.shape):
+                return Outcome(Verdict.FAILED, shape_message(name, got.shape, golden.shape) + ".",
+                               {"output": name, "got_shape": list(got.shape),
+                                "expected_shape": list(golden.shape)})
+            tol = tolerance_for(dtype_name(exp_desc), output_array(ctx.expected, path), golden, factor)
+            cmp = compare_arrays(name, got, golden, tol)
+            per_output[name] = cmp.details
+            if not cmp.ok:
+                message = cmp.message
+                hint = diagnose(ctx, got, tol) if diagnose and path == tuple(paths[0]) else None
+                if hint:
+                    message = f"Likely mistake: {hint}\n{message}"
+                return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name,
+                                                          **({"diagnosis": hint} if hint else {})})
+        return Outcome(Verdict.PASSED, "", per_output)
+
+    return judge
+
+
+def raises(*exception_names: str, when: str) -> Callable[[JudgeContext], Outcome]:
+    """Judge: the call raises one of ``exception_names`` (by class name), e.g. ``ValueError``.
+
+    Args:
+        exception_names: accepted exception class names.
+        when: the condition, for messages ("D % num_heads != 0").
+    """
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        if ctx.got is None:
+            return Outcome(Verdict.ERROR, f"Not run: {ctx.not_run_reason}.")
+        exc = ctx.got.report.get("exception")
+        wanted = " or ".join(exception_names)
+        if not exc:
+            return Outcome(Verdict.FAILED, f"Expected {wanted} when {when}, but the call returned "
+                           f"{describe_value(ctx.got.report.get('output'))}.")
+        if exc.get("type") in ("StepTimeout", "MemoryError", "MissingEntryPoint", "NotImplementedError",
+                               "ForbiddenImport"):
+            return failure_from_exception(ctx)
+        if exc.get("type") not in exception_names:
+            return Outcome(Verdict.FAILED, f"Expected {wanted} when {when}, got "
+                           f"{exc.get('type')}: {exc.get('message')}", {"exception": exc})
+        return Outcome(Verdict.PASSED, "", {"exception": {"type": exc.get("type"), "message": exc.get("message")}})
+
+    return judge
+
+
+def dtype_preserved(path: Sequence[int] = (), name: str = "output") -> Callable[[JudgeContext], Outcome]:
+    """Judge: the output at ``path`` has the dtype the reference returns (the input's dtype)."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        exp_desc = output_descriptor(ctx.expected, path)
+        got_desc = output_descriptor(ctx.got, path)
+        if not got_desc or got_desc.get("kind") != "array":
+            return Outcome(Verdict.FAILED, f"'{name}' should be an array, got {describe_value(got_desc)}.")
+        want, have = dtype_name(exp_desc), dtype_name(got_desc)
+        if want != have:
+            return Outcome(Verdict.FAILED, f"'{name}' has the wrong dtype: got {have}, expected {want} "
+                           "(outputs keep the input's dtype).", {"got_dtype": have, "expected_dtype": want})
+        return Outcome(Verdict.PASSED, "", {"dtype": have})
+
+    return judge
+
+
+def inputs_unchanged() -> Callable[[JudgeContext], Outcome]:
+    """Judge: the call returned normally and left every input array as it was."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        modified = ctx.got.report.get("modified_inputs") or []
+        if modified:
+            return Outcome(Verdict.FAILED, "Modified its input in place: " + ", ".join(map(str, modified))
+                           + ". Work on a copy (e.g. `x = x - x.max(...)`, not `x -= ...`).",
+                           {"modified_inputs": modified})
+        return Outcome(Verdict.PASSED)
+
+    return judge
+
+
+def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext], Outcome]:
+    """Judge: every judge passes; the first that does not decides."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        details = {}
+        for j in judges:
+            out = j(ctx)
+            if out.verdict != Verdict.PASSED:
+                return out
+            details.update(out.details)
+        return Outcome(Verdict.PASSED, "", details)
+
+    return judge

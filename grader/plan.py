@@ -1,0 +1,215 @@
+"""Plans: the ordered steps one grading run executes, with their named input arrays.
+
+A ``Plan`` is built on the host by an exercise's ``checks.py`` through ``PlanBuilder``. Its wire
+form (``Plan.wire()`` → ``plan.json`` + arrays) is what enters the sandbox: steps and inputs only.
+What stays on the host: which check a step belongs to, how it is judged, and how to describe its
+input to a candidate. See ``grader.runner`` for the wire format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from grader.runner import PLAN_VERSION
+
+FLOAT_KINDS = "f"
+
+
+@dataclass
+class Step:
+    """One step of a plan.
+
+    Attributes:
+        id: unique step id (also the key prefix of its output arrays).
+        check: id of the check this step is evidence for.
+        wire: the step as the runner sees it (``op``, ``target``, ``args``, ...).
+        judge: host-side callable ``judge(ctx) -> Outcome`` (see ``grader.judges``), or None for a
+            step that only prepares state (a constructor, a setup call) and is judged through later
+            steps.
+        describe: how the case reads to a candidate, e.g. ``"x: (4, 7) float32, axis=-1"``.
+        meta: free-form host-only data for the judge and diagnoses (never sent to the sandbox).
+    """
+
+    id: str
+    check: str
+    wire: dict
+    judge: Callable[..., Any] | None = None
+    describe: str = ""
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass
+class Plan:
+    """Steps plus named input arrays.
+
+    Attributes:
+        steps: in execution order.
+        arrays: named inputs (NumPy arrays; torch tensors are built from them in the runner).
+        forbidden_modules: top-level modules the runner refuses to import for the submission.
+        step_timeout_s: default per-step wall-clock limit inside the runner (seconds).
+    """
+
+    steps: list[Step] = field(default_factory=list)
+    arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    forbidden_modules: list[str] = field(default_factory=list)
+    step_timeout_s: float = 10.0
+
+    def wire(self) -> dict:
+        """The ``plan.json`` document sent to the runner."""
+        return {
+            "version": PLAN_VERSION,
+            "steps": [s.wire for s in self.steps],
+            "forbidden_modules": list(self.forbidden_modules),
+            "step_timeout_s": self.step_timeout_s,
+        }
+
+    def uses_torch(self) -> bool:
+        """Whether any step passes a torch tensor (the runner then imports torch)."""
+        return any("tensor" in a for s in self.steps for a in _step_args(s.wire))
+
+    def golden(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The same plan with every floating input promoted to float64 (for the golden answer).
+
+        Returns:
+            ``(wire_plan, arrays)``: tensor arguments ask for ``float64``; floating arrays are
+            cast to ``float64``; integer and boolean inputs (token ids, masks) are unchanged.
+        """
+        arrays = {k: (v.astype(np.float64) if v.dtype.kind in FLOAT_KINDS else v)
+                  for k, v in self.arrays.items()}
+        wire = self.wire()
+        for step in wire["steps"]:
+            for arg in _step_args(step):
+                if "tensor" in arg and (arg.get("dtype") or "float32").startswith(("float", "bfloat")):
+                    arg["dtype"] = "float64"
+        return wire, arrays
+
+    def step(self, step_id: str) -> Step:
+        """The step with id ``step_id``.
+
+        Raises:
+            KeyError: no such step.
+        """
+        for s in self.steps:
+            if s.id == step_id:
+                return s
+        raise KeyError(step_id)
+
+
+def _step_args(wire_step: dict) -> list[dict]:
+    return [*wire_step.get("args", []), *wire_step.get("kwargs", {}).values()]
+
+
+class PlanBuilder:
+    """Builds a ``Plan`` step by step.
+
+    Example::
+
+        b = PlanBuilder()
+        x = b.array("x", rng.standard_normal((4, 7)).astype(np.float32))
+        b.call("values_2d", "softmax", [x], {"axis": b.value(-1)}, judge=close(), describe="...")
+        plan = b.plan
+    """
+
+    def __init__(self, forbidden_modules: list[str] | None = None, step_timeout_s: float = 10.0):
+        self.plan = Plan(forbidden_modules=list(forbidden_modules or []), step_timeout_s=step_timeout_s)
+        self._counter = 0
+
+    # -- arguments ---------------------------------------------------------------------------------
+    def array(self, name: str, value: np.ndarray, *, transpose: list[int] | None = None,
+              label: str | None = None) -> dict:
+        """Register input array ``name`` and return an argument that hands the step a copy.
+
+        With ``transpose`` the step receives ``np.transpose(stored, transpose)`` where the stored
+        array is laid out so that this view equals ``value`` and is not C-contiguous.
+
+        Raises:
+            ValueError: ``name`` is already registered with different content.
+        """
+        value = np.asarray(value)
+        if name in self.plan.arrays and not np.array_equal(self.plan.arrays[name], value, equal_nan=True):
+            raise ValueError(f"input array {name!r} registered twice with different values")
+        self.plan.arrays[name] = value
+        arg: dict[str, Any] = {"array": name}
+        if transpose is not None:
+            arg["transpose"] = list(transpose)
+        if label:
+            arg["label"] = label
+        return arg
+
+    def tensor(self, name: str, value: np.ndarray, *, dtype: str = "float32",
+               requires_grad: bool = False, label: str | None = None) -> dict:
+        """Register ``value`` and return an argument that hands the step a torch tensor of ``dtype``.
+
+        For ``float16``/``bfloat16`` the stored values are rounded to that dtype first (kept as
+        float32), so the golden float64 run sees exactly the numbers the candidate sees.
+        """
+        value = np.asarray(value)
+        if dtype in ("float16", "bfloat16"):
+            import torch  # noqa: PLC0415 - only torch exercises reach this
+
+            value = torch.tensor(value, dtype=torch.float32).to(getattr(torch, dtype)).float().numpy()
+        self.array(name, value)
+        arg: dict[str, Any] = {"tensor": name, "dtype": dtype, "requires_grad": requires_grad}
+        if label:
+            arg["label"] = label
+        return arg
+
+    @staticmethod
+    def value(value: Any) -> dict:
+        """A JSON literal argument (int, float, str, bool, None, lists of those)."""
+        return {"value": value}
+
+    @staticmethod
+    def obj(name: str) -> dict:
+        """An argument referring to an object kept by an earlier ``construct`` step."""
+        return {"object": name}
+
+    # -- steps -------------------------------------------------------------------------------------
+    def _add(self, check: str, wire: dict, judge, describe: str, meta: dict | None,
+             step_id: str | None) -> Step:
+        self._counter += 1
+        sid = step_id or f"{check}.{self._counter}"
+        if any(s.id == sid for s in self.plan.steps):
+            raise ValueError(f"duplicate step id {sid!r}")
+        wire = {"id": sid, **wire}
+        step = Step(id=sid, check=check, wire=wire, judge=judge, describe=describe, meta=dict(meta or {}))
+        self.plan.steps.append(step)
+        return step
+
+    def call(self, check: str, function: str, args: list[dict] | None = None,
+             kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
+             meta: dict | None = None, step_id: str | None = None, backward: dict | None = None,
+             timeout_s: float | None = None) -> Step:
+        """Add a step calling module-level ``function(*args, **kwargs)``."""
+        wire: dict[str, Any] = {"op": "call", "target": function, "args": list(args or []),
+                                "kwargs": dict(kwargs or {})}
+        if backward:
+            wire["backward"] = backward
+        if timeout_s:
+            wire["timeout_s"] = timeout_s
+        return self._add(check, wire, judge, describe, meta, step_id)
+
+    def construct(self, check: str, cls: str, save_as: str, args: list[dict] | None = None,
+                  kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
+                  meta: dict | None = None, step_id: str | None = None) -> Step:
+        """Add a step constructing ``cls(*args, **kwargs)``, kept under ``save_as``."""
+        wire = {"op": "construct", "target": cls, "save_as": save_as, "args": list(args or []),
+                "kwargs": dict(kwargs or {})}
+        return self._add(check, wire, judge, describe, meta, step_id)
+
+    def method(self, check: str, obj: str, name: str, args: list[dict] | None = None,
+               kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
+               meta: dict | None = None, step_id: str | None = None) -> Step:
+        """Add a step calling ``obj.name(*args, **kwargs)`` on a kept object."""
+        wire = {"op": "method", "target": obj, "name": name, "args": list(args or []),
+                "kwargs": dict(kwargs or {})}
+        return self._add(check, wire, judge, describe, meta, step_id)
+
+    def getattr(self, check: str, obj: str, name: str, *, judge=None, describe: str = "",
+                meta: dict | None = None, step_id: str | None = None) -> Step:
+        """Add a step reading attribute ``obj.name`` of a kept object."""
+        wire = {"op": "getattr", "target": obj, "name": name, "args": [], "kwargs": {}}
+        return self._add(check, wire, judge, describe, meta, step_id)

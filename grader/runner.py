@@ -1,0 +1,410 @@
+"""Generic plan executor: runs the steps of a plan against a module and reports what happened.
+
+This file is copied into the sandbox and run there as a script (``python runner.py INPUT_DIR``);
+the host imports the same functions to run the reference, so "what the candidate was asked" and
+"what the reference answered" come from one executor. It knows nothing about any exercise.
+
+Only the standard library and NumPy are imported at module level; torch is imported lazily, and
+only when the plan holds tensors, so NumPy exercises never pay for importing it.
+
+Wire format (all JSON is UTF-8):
+
+``INPUT_DIR/plan.json``
+    ``{"version": 1, "entry_module": "submission", "steps": [STEP, ...],
+    "forbidden_modules": [...], "step_timeout_s": float}``
+``INPUT_DIR/arrays.npz``
+    the named input arrays (no pickles).
+``INPUT_DIR/submission.py``
+    the module under test.
+
+A STEP is ``{"id", "op", "target", "name"?, "args": [ARG], "kwargs": {k: ARG}, "save_as"?,
+"backward"?, "timeout_s"?}`` with ``op`` one of ``call`` (function ``target`` of the module),
+``construct`` (class ``target``; the instance is kept as ``save_as``), ``method`` (method ``name``
+of the kept object ``target``) and ``getattr`` (attribute ``name`` of the kept object ``target``).
+
+An ARG is ``{"array": NAME}`` (a fresh copy of an input array; ``"transpose": [axes]`` hands a
+non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_grad": bool}``,
+``{"value": JSON}`` or ``{"object": NAME}``. Every ARG may carry a ``"label"`` used to report
+in-place modification and gradients (default: the position, or the keyword).
+
+``backward`` is ``{"grad_output": NAME, "wrt": [label, ...]}``: after the call the runner runs
+``output.backward(grad_output)`` and returns the gradients of the labelled tensors.
+
+Results are a stream of frames on the result channel (the process's original stdout; the
+submission's own stdout is redirected to stderr before it is imported)::
+
+    @@GRADER-FRAME <kind> <nbytes>\\n<payload>
+
+``kind`` is ``import`` (JSON), ``step`` (a zip holding ``report.json`` and ``<key>.npy`` arrays)
+or ``done`` (JSON). Frames are written as each step ends, so steps that finished before a hang or a
+crash still count.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import io
+import json
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+import zipfile
+from typing import Any, Callable
+
+import numpy as np
+
+PLAN_VERSION = 1
+FRAME_MAGIC = b"@@GRADER-FRAME"
+MAX_TRACEBACK_CHARS = 4000
+
+
+class StepTimeout(BaseException):
+    """Raised inside a step when it runs past its ``timeout_s`` (wall clock)."""
+
+
+class ForbiddenImport(ImportError):
+    """Raised when the submission imports a module the exercise forbids."""
+
+
+class _ForbiddenFinder(importlib.abc.MetaPathFinder):
+    """Meta-path finder that refuses forbidden top-level modules and records each attempt."""
+
+    def __init__(self, forbidden: list[str], attempts: list[str]):
+        self.forbidden = set(forbidden)
+        self.attempts = attempts
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: D102 - importlib protocol
+        if fullname.split(".")[0] in self.forbidden:
+            self.attempts.append(fullname)
+            raise ForbiddenImport(f"import of '{fullname}' is not allowed in this exercise")
+        return None
+
+
+def _torch():
+    import torch  # noqa: PLC0415 - lazy on purpose: NumPy exercises never import torch
+
+    return torch
+
+
+def _trim_traceback(exc: BaseException, keep_file: str | None) -> str:
+    """Format ``exc``'s traceback keeping only frames from ``keep_file`` (the submission)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if keep_file is not None:
+        kept = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(keep_file)]
+        frames = traceback.StackSummary.from_list(kept) if kept else frames[-1:]
+    text = "".join(traceback.format_list(frames))
+    text += "".join(traceback.format_exception_only(type(exc), exc))
+    if len(text) > MAX_TRACEBACK_CHARS:
+        text = "...\n" + text[-MAX_TRACEBACK_CHARS:]
+    return text
+
+
+def describe_exception(exc: BaseException, keep_file: str | None) -> dict:
+    """JSON-able record of an exception: ``type``, ``message`` and a trimmed ``traceback``."""
+    try:
+        message = str(exc)
+    except BaseException:  # a hostile __str__  # noqa: BLE001
+        message = "<unprintable exception message>"
+    return {
+        "type": type(exc).__name__,
+        "message": message[:2000],
+        "traceback": _trim_traceback(exc, keep_file),
+    }
+
+
+class PlanExecutor:
+    """Runs the steps of one plan against one module.
+
+    Args:
+        plan: the decoded ``plan.json`` (see the module docstring).
+        arrays: input arrays by name; they are never handed out directly, every step gets copies.
+        module: the module under test (the submission, or a reference module on the host).
+        module_file: path of the module's source, used to trim tracebacks to the candidate's file.
+        use_alarm: enforce ``timeout_s`` per step with ``SIGALRM`` (only in the main thread).
+    """
+
+    def __init__(self, plan: dict, arrays: dict[str, np.ndarray], module: Any,
+                 module_file: str | None = None, use_alarm: bool = False):
+        self.plan = plan
+        self.arrays = arrays
+        self.module = module
+        self.module_file = module_file
+        self.use_alarm = use_alarm
+        self.objects: dict[str, Any] = {}
+
+    # -- arguments -------------------------------------------------------------------------------
+    def _materialize(self, arg: dict) -> Any:
+        if "array" in arg:
+            value = np.array(self.arrays[arg["array"]], copy=True)
+            if "transpose" in arg:
+                # stored contiguous in the transposed layout; hand out a non-contiguous view
+                value = np.ascontiguousarray(np.transpose(value, np.argsort(arg["transpose"])))
+                value = np.transpose(value, arg["transpose"])
+            return value
+        if "tensor" in arg:
+            torch = _torch()
+            dtype = getattr(torch, arg.get("dtype") or "float32")
+            source = self.arrays[arg["tensor"]]
+            value = torch.tensor(np.array(source, copy=True)).to(dtype)
+            if arg.get("requires_grad"):
+                value.requires_grad_(True)
+            return value
+        if "value" in arg:
+            return arg["value"]
+        if "object" in arg:
+            return self.objects[arg["object"]]
+        raise ValueError(f"unknown argument form: {sorted(arg)}")
+
+    @staticmethod
+    def _same(before: Any, after: Any) -> bool:
+        if isinstance(after, np.ndarray):
+            return before.shape == after.shape and bool(np.array_equal(before, after, equal_nan=True))
+        if type(after).__module__.startswith("torch"):
+            torch = _torch()
+            return bool(torch.equal(before.detach(), after.detach())) or bool(
+                torch.isnan(before).any() and torch.allclose(before.detach(), after.detach(), equal_nan=True))
+        return True
+
+    @staticmethod
+    def _snapshot(value: Any) -> Any:
+        if isinstance(value, np.ndarray):
+            return value.copy()
+        if type(value).__module__.startswith("torch"):
+            return value.detach().clone()
+        return None
+
+    # -- outputs ---------------------------------------------------------------------------------
+    def _describe(self, value: Any, key: str, out: dict[str, np.ndarray], depth: int = 0) -> dict:
+        """Turn a return value into a JSON descriptor, storing arrays in ``out`` under ``key``."""
+        if depth > 4:
+            return {"kind": "other", "type": type(value).__name__, "note": "nested too deeply"}
+        if value is None:
+            return {"kind": "none"}
+        if isinstance(value, np.ndarray):
+            arr = np.array(value, copy=True, subok=False)
+            if arr.dtype.hasobject:
+                return {"kind": "other", "type": "ndarray[object]"}
+            out[key] = np.ascontiguousarray(arr)
+            return {"kind": "array", "key": key, "dtype": str(arr.dtype), "shape": list(arr.shape),
+                    "subclass": type(value).__name__ if type(value) is not np.ndarray else None}
+        if type(value).__module__.startswith("torch") and type(value).__name__ in ("Tensor", "Parameter"):
+            torch = _torch()
+            tensor = value.detach().cpu()
+            torch_dtype = str(tensor.dtype).replace("torch.", "")
+            if tensor.dtype == torch.bfloat16:
+                tensor = tensor.to(torch.float32)
+            arr = tensor.numpy()
+            out[key] = np.ascontiguousarray(arr)
+            return {"kind": "array", "key": key, "dtype": str(arr.dtype), "shape": list(arr.shape),
+                    "torch_dtype": torch_dtype, "device": str(value.device),
+                    "requires_grad": bool(value.requires_grad)}
+        if isinstance(value, (bool, int, float, str)) and type(value) in (bool, int, float, str):
+            if isinstance(value, float) and not math.isfinite(value):
+                return {"kind": "scalar", "value": repr(value), "type": "float"}
+            return {"kind": "scalar", "value": value if not isinstance(value, str) else value[:200],
+                    "type": type(value).__name__}
+        if isinstance(value, np.generic):
+            return self._describe(np.asarray(value), key, out, depth + 1)
+        if type(value) in (tuple, list):
+            if len(value) > 16:
+                return {"kind": "other", "type": type(value).__name__, "note": f"{len(value)} items"}
+            return {"kind": "tuple", "type": type(value).__name__,
+                    "items": [self._describe(v, f"{key}.{i}", out, depth + 1) for i, v in enumerate(value)]}
+        return {"kind": "other", "type": type(value).__name__}
+
+    # -- one step --------------------------------------------------------------------------------
+    def _resolve(self, step: dict) -> Callable[..., Any]:
+        op, target = step["op"], step["target"]
+        if op in ("call", "construct"):
+            if not hasattr(self.module, target):
+                raise _MissingEntryPoint(f"the submission defines no {'class' if op == 'construct' else 'function'} '{target}'")
+            return getattr(self.module, target)
+        obj = self.objects.get(target)
+        if obj is None:
+            raise _MissingEntryPoint(f"object '{target}' was not created (an earlier step failed)")
+        if op == "method":
+            if not hasattr(obj, step["name"]):
+                raise _MissingEntryPoint(f"'{type(obj).__name__}' has no method '{step['name']}'")
+            return getattr(obj, step["name"])
+        if op == "getattr":
+            name = step["name"]
+            return lambda: getattr(obj, name)
+        raise ValueError(f"unknown step op: {op}")
+
+    def run_step(self, step: dict) -> tuple[dict, dict[str, np.ndarray]]:
+        """Run one step; return its report and the arrays it produced (keyed ``<step id>/...``)."""
+        report: dict[str, Any] = {"id": step["id"], "ok": False, "seconds": None, "exception": None,
+                                  "modified_inputs": [], "output": None, "gradients": None}
+        out: dict[str, np.ndarray] = {}
+        timeout = step.get("timeout_s", self.plan.get("step_timeout_s"))
+        armed = False
+        try:
+            func = self._resolve(step)
+            labels, values = [], []
+            for i, arg in enumerate(step.get("args", [])):
+                labels.append(arg.get("label", str(i)))
+                values.append((arg, self._materialize(arg)))
+            kw = {k: (a, self._materialize(a)) for k, a in step.get("kwargs", {}).items()}
+            snapshots = {lab: self._snapshot(v) for lab, (_, v) in zip(labels, values)}
+            snapshots.update({a.get("label", k): self._snapshot(v) for k, (a, v) in kw.items()})
+            live = dict(zip(labels, (v for _, v in values)))
+            live.update({a.get("label", k): v for k, (a, v) in kw.items()})
+            if self.use_alarm and timeout:
+                signal.setitimer(signal.ITIMER_REAL, float(timeout))
+                armed = True
+            start = time.perf_counter()
+            result = func(*[v for _, v in values], **{k: v for k, (_, v) in kw.items()})
+            gradients = None
+            if step.get("backward"):
+                gradients = self._backward(step["backward"], result, live, out, step["id"])
+            report["seconds"] = time.perf_counter() - start
+            if armed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                armed = False
+            if step["op"] == "construct":
+                self.objects[step.get("save_as") or step["id"]] = result
+                report["output"] = {"kind": "object", "type": type(result).__name__}
+            else:
+                report["output"] = self._describe(result, f"{step['id']}/out", out)
+            report["gradients"] = gradients
+            report["modified_inputs"] = [lab for lab, snap in snapshots.items()
+                                         if snap is not None and not self._same(snap, live[lab])]
+            report["ok"] = True
+        except _MissingEntryPoint as exc:
+            report["exception"] = {"type": "MissingEntryPoint", "message": str(exc), "traceback": ""}
+        except StepTimeout:
+            report["exception"] = {"type": "StepTimeout",
+                                   "message": f"step ran longer than {timeout} s", "traceback": ""}
+        except BaseException as exc:  # noqa: BLE001 - the candidate's exception is data, not a crash
+            if isinstance(exc, KeyboardInterrupt) and not self.use_alarm:
+                raise
+            report["exception"] = describe_exception(exc, self.module_file)
+        finally:
+            if armed:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+        return report, out
+
+    def _backward(self, spec: dict, result: Any, live: dict, out: dict, step_id: str) -> dict:
+        torch = _torch()
+        output = result[0] if isinstance(result, (tuple, list)) else result
+        if not isinstance(output, torch.Tensor):
+            raise TypeError(f"expected a torch.Tensor to differentiate, got {type(output).__name__}")
+        if not output.requires_grad:
+            return {label: {"kind": "none", "note": "output is not connected to the autograd graph"}
+                    for label in spec["wrt"]}
+        grad_output = torch.tensor(np.array(self.arrays[spec["grad_output"]])).to(output.dtype)
+        if tuple(grad_output.shape) != tuple(output.shape):
+            raise ValueError(f"output has shape {tuple(output.shape)}, expected {tuple(grad_output.shape)}")
+        output.backward(grad_output)
+        grads = {}
+        for label in spec["wrt"]:
+            tensor = live.get(label)
+            grad = getattr(tensor, "grad", None)
+            grads[label] = (self._describe(grad, f"{step_id}/grad/{label}", out) if grad is not None
+                            else {"kind": "none", "note": "no gradient reached this input"})
+        return grads
+
+    def run(self, emit: Callable[[dict, dict[str, np.ndarray]], None]) -> None:
+        """Run every step in order, calling ``emit(report, arrays)`` after each."""
+        for step in self.plan["steps"]:
+            report, out = self.run_step(step)
+            emit(report, out)
+
+
+class _MissingEntryPoint(Exception):
+    pass
+
+
+# -- sandbox side ----------------------------------------------------------------------------------
+
+def encode_step_frame(report: dict, arrays: dict[str, np.ndarray]) -> bytes:
+    """Pack one step's report and arrays as a zip (``report.json`` + ``<n>.npy``), no pickles."""
+    buf = io.BytesIO()
+    index = {}
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        for n, (key, arr) in enumerate(arrays.items()):
+            member = f"a{n}.npy"
+            index[key] = member
+            with zf.open(member, "w", force_zip64=True) as fh:
+                np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
+        zf.writestr("report.json", json.dumps({"report": report, "arrays": index}))
+    return buf.getvalue()
+
+
+def write_frame(channel, kind: str, payload: bytes) -> None:
+    """Write one frame to the binary result channel and flush it."""
+    channel.write(FRAME_MAGIC + f" {kind} {len(payload)}\n".encode("ascii") + payload)
+    channel.flush()
+
+
+def load_submission(path: str, module_name: str = "submission"):
+    """Import the file at ``path`` as a module named ``module_name``."""
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _on_alarm(signum, frame):
+    raise StepTimeout()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Sandbox entry point: ``python runner.py INPUT_DIR``. Returns the process exit code."""
+    argv = sys.argv[1:] if argv is None else argv
+    input_dir = argv[0]
+    # The result channel is our original stdout; from here on fd 1 goes where stderr goes, so
+    # nothing the submission prints can be mistaken for a frame.
+    channel = os.fdopen(os.dup(1), "wb", buffering=0)
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True,
+                                  encoding="utf-8", errors="replace")
+
+    with open(os.path.join(input_dir, "plan.json"), encoding="utf-8") as fh:
+        plan = json.load(fh)
+    with np.load(os.path.join(input_dir, "arrays.npz"), allow_pickle=False) as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    if any("tensor" in a for s in plan["steps"] for a in [*s.get("args", []), *s.get("kwargs", {}).values()]):
+        torch = _torch()
+        torch.set_num_threads(1)
+    submission_path = os.path.join(input_dir, "submission.py")
+
+    attempts: list[str] = []
+    sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))
+    signal.signal(signal.SIGALRM, _on_alarm)
+    import_report: dict[str, Any] = {"ok": False, "exception": None, "forbidden_imports": attempts}
+    start = time.perf_counter()
+    try:
+        module = load_submission(submission_path)
+        import_report["ok"] = True
+    except BaseException as exc:  # noqa: BLE001 - SyntaxError, SystemExit, anything at import
+        module = None
+        import_report["exception"] = describe_exception(exc, submission_path)
+    import_report["seconds"] = time.perf_counter() - start
+    write_frame(channel, "import", json.dumps(import_report).encode())
+    if module is None:
+        write_frame(channel, "done", json.dumps({"forbidden_imports": attempts}).encode())
+        return 0
+
+    executor = PlanExecutor(plan, arrays, module, module_file=submission_path, use_alarm=True)
+
+    def emit(report, out):
+        report["forbidden_imports"] = list(attempts)
+        write_frame(channel, "step", encode_step_frame(report, out))
+
+    executor.run(emit)
+    write_frame(channel, "done", json.dumps({"forbidden_imports": attempts}).encode())
+    return 0
+
+
+if __name__ == "__main__":
+    # The runner's own folder first on sys.path, never the submission's: a submission file cannot
+    # shadow numpy or this module by its name.
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""Sandbox backends and their selection.
+
+``process`` (``grader.sandbox.process``) is the embedded default; a ``docker`` backend plugs in
+beside it behind the same ``Sandbox`` interface (``grader.sandbox.base``).
+"""
+
+from __future__ import annotations
+
+from grader.sandbox.base import Limits, Sandbox, SandboxJob, SandboxRun, SandboxUnavailable
+
+BACKENDS = ("auto", "process", "docker")
+
+__all__ = ["BACKENDS", "Limits", "Sandbox", "SandboxJob", "SandboxRun", "SandboxUnavailable", "select_sandbox"]
+
+
+def _docker_backend():
+    """The docker backend when it is ready here, else None and why."""
+    try:
+        from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415 - optional backend
+    except ImportError:
+        return None, "the docker backend is not part of this build"
+    return DockerSandbox.if_ready()
+
+
+def select_sandbox(name: str = "auto", *, require_isolation: bool = False) -> tuple[Sandbox, str]:
+    """Pick a backend.
+
+    Args:
+        name: ``auto`` (docker when an engine and the image are ready, else process), ``process``
+            or ``docker``.
+        require_isolation: refuse anything but docker.
+
+    Returns:
+        ``(backend, selection)``: the backend and a sentence saying why it was chosen.
+
+    Raises:
+        SandboxUnavailable: the requested backend cannot run here, or isolation is required and
+            docker is not ready.
+        ValueError: an unknown backend name.
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"unknown sandbox {name!r} (choose from {', '.join(BACKENDS)})")
+    if name == "process" and require_isolation:
+        raise SandboxUnavailable("--require-isolation refuses the process backend; use --sandbox docker")
+    if name in ("auto", "docker"):
+        docker, why = _docker_backend()
+        if docker is not None:
+            return docker, f"docker ({why})" if name == "auto" else "docker (requested)"
+        if name == "docker" or require_isolation:
+            raise SandboxUnavailable(f"the docker sandbox is not ready: {why}. "
+                                     "Run `grade sandbox status` to see what is missing.")
+        from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+        return ProcessSandbox(), f"process (auto: {why})"
+    from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+    return ProcessSandbox(), "process (requested)"

@@ -1,0 +1,192 @@
+"""The scorecard: one JSON document per graded submission, validated before it is written.
+
+Records are frozen dataclasses with explicit ``to_json``/``from_json``; validation against
+``grader/schemas/scorecard.schema.json`` (versioned by ``SCHEMA_VERSION``) happens at the I/O
+boundary only. The candidate view and the interviewer view both derive from one scorecard.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, dataclass, field, replace
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from grader.verdicts import Status, Verdict
+
+SCHEMA_VERSION = 1
+SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "scorecard.schema.json"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check's verdict in a scorecard.
+
+    Attributes:
+        id: the check id from ``exercise.toml``.
+        title: one line.
+        category: correctness, edge_case, stability, gradient, api or complexity.
+        visibility: public or hidden.
+        verdict: a ``Verdict`` value.
+        points: points earned (``max_points`` when passed, else 0).
+        max_points: points available.
+        message: why it did not pass, in a sentence a candidate understands ("" when passed).
+        details: numbers: errors, tolerances, shapes, cases run, diagnosis.
+    """
+
+    id: str
+    title: str
+    category: str
+    visibility: str
+    verdict: str
+    points: float
+    max_points: float
+    message: str = ""
+    details: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scorecard:
+    """A graded submission (see ``scorecard.schema.json`` for every field).
+
+    Attributes:
+        exercise: ``{"id", "version", "title"}``.
+        submission: ``{"path", "sha256"}``.
+        sandbox: ``{"backend", "image", "isolation", "limits", "selection"}``.
+        environment: ``{"python", "numpy", "torch", "platform", "device"}`` of the host.
+        started_at: ISO 8601 UTC timestamp.
+        duration_s: wall time of the whole grading (seconds).
+        status: a ``Status`` value.
+        status_message: one sentence about the status ("" when graded cleanly).
+        score / max_score: points.
+        checks: per-check results, in ``exercise.toml`` order.
+        output: the submission's captured stdout/stderr (``text``, ``truncated``).
+        seed: seed of the hidden cases (interviewer view only; None in the candidate view).
+        view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
+    """
+
+    exercise: dict
+    submission: dict
+    sandbox: dict
+    environment: dict
+    started_at: str
+    duration_s: float
+    status: str
+    status_message: str
+    score: float
+    max_score: float
+    checks: tuple[CheckResult, ...]
+    output: dict
+    seed: int | None = None
+    view: str = "interviewer"
+    grader_version: str = ""
+    schema_version: int = SCHEMA_VERSION
+
+    @property
+    def all_passed(self) -> bool:
+        """Graded, and every check passed."""
+        return self.status == Status.GRADED and all(c.verdict == Verdict.PASSED for c in self.checks)
+
+    def to_json(self) -> dict:
+        """The JSON document (plain dicts and lists)."""
+        doc = asdict(self)
+        doc["checks"] = [asdict(c) for c in self.checks]
+        return _json_safe(doc)
+
+    @classmethod
+    def from_json(cls, doc: dict) -> "Scorecard":
+        """Rebuild from a document (validated first).
+
+        Raises:
+            jsonschema.ValidationError: the document does not match the schema.
+        """
+        validate(doc)
+        fields = dict(doc)
+        fields["checks"] = tuple(CheckResult(**c) for c in doc["checks"])
+        return cls(**fields)
+
+    def candidate_view(self) -> "Scorecard":
+        """What a candidate may see: hidden checks keep their verdict and points, lose inputs,
+        numbers and diagnoses; the hidden-case seed is dropped."""
+        checks = []
+        for c in self.checks:
+            if c.visibility == "hidden" and c.verdict != Verdict.PASSED:
+                checks.append(replace(c, message=_HIDDEN_MESSAGES.get(c.verdict, "Did not pass on a hidden case."),
+                                      details={}))
+            elif c.visibility == "hidden":
+                checks.append(replace(c, details={}))
+            else:
+                checks.append(c)
+        return replace(self, checks=tuple(checks), seed=None, view="candidate")
+
+
+_HIDDEN_MESSAGES = {
+    Verdict.FAILED: "Wrong result on a hidden case (its inputs are not shown).",
+    Verdict.ERROR: "Raised an exception on a hidden case.",
+    Verdict.TIMEOUT: "Timed out on a hidden case.",
+    Verdict.MEMORY_LIMIT: "Ran out of memory on a hidden case.",
+    Verdict.FORBIDDEN: "Used a forbidden API.",
+}
+
+
+def _json_safe(value: Any) -> Any:
+    """Replace non-finite floats (not valid JSON) with strings, recursively."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {str(k): _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+@lru_cache(maxsize=1)
+def schema() -> dict:
+    """The scorecard JSON Schema."""
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def validate(doc: dict) -> None:
+    """Validate a scorecard document against the schema.
+
+    Raises:
+        jsonschema.ValidationError: it does not match.
+    """
+    jsonschema.validate(doc, schema(), format_checker=jsonschema.FormatChecker())
+
+
+def write_scorecard(card: Scorecard, path: Path) -> None:
+    """Validate and write ``card`` as JSON to ``path`` atomically (a temp file, then rename).
+
+    Raises:
+        jsonschema.ValidationError: the scorecard is invalid (nothing is written).
+        OSError: the file cannot be written.
+    """
+    doc = card.to_json()
+    validate(doc)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".scorecard-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_scorecard(path: Path) -> Scorecard:
+    """Read and validate a scorecard file.
+
+    Raises:
+        OSError, json.JSONDecodeError, jsonschema.ValidationError.
+    """
+    return Scorecard.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
