@@ -98,6 +98,12 @@ class Exercise:
         return self.folder.parent.parent / "reference" / f"{self.id}.py"
 
     @property
+    def baseline_paths(self) -> list[Path]:
+        """Other plain correct implementations (``baselines/*.py``) whose float error, like the
+        reference's, sets the tolerance; host only."""
+        return sorted((self.folder / "baselines").glob("*.py"))
+
+    @property
     def max_score(self) -> float:
         """Sum of all checks' points."""
         return float(sum(c.points for c in self.checks))

@@ -24,7 +24,7 @@ import numpy as np
 from grader import __version__
 from grader.api_rules import scan_source
 from grader.channel import RunResults, StepResult
-from grader.exercise import Exercise
+from grader.exercise import Exercise, _import_file
 from grader.judges import GraderBug, JudgeContext, Outcome
 from grader.plan import Plan
 from grader.runner import PlanExecutor
@@ -139,7 +139,7 @@ def _same_verdict_everywhere(exercise: Exercise, verdict: Verdict, message: str)
 
 
 def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunResults,
-               not_run_reason: str) -> dict[str, list[tuple[str, Outcome]]]:
+               not_run_reason: str, baselines: list[RunResults] = ()) -> dict[str, list[tuple[str, Outcome]]]:
     outcomes: dict[str, list[tuple[str, Outcome]]] = {}
     for step in plan.steps:
         if step.judge is None:
@@ -147,7 +147,9 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
         ctx = JudgeContext(step=step, plan=plan, got=run.results.steps.get(step.id),
                            expected=expected.steps[step.id], golden=golden.steps[step.id],
                            candidate_steps=run.results.steps, expected_steps=expected.steps,
-                           golden_steps=golden.steps, not_run_reason=not_run_reason)
+                           golden_steps=golden.steps, not_run_reason=not_run_reason,
+                           baselines=[b.steps[step.id] for b in baselines
+                                      if step.id in b.steps and b.steps[step.id].report.get("ok")])
         outcome = step.judge(ctx)
         outcomes.setdefault(step.check, []).append((step.describe or step.id, outcome))
     return outcomes
@@ -223,6 +225,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         expected = run_in_process(plan.wire(), plan.arrays, reference, ref_file)
         golden_wire, golden_arrays = plan.golden()
         golden = run_in_process(golden_wire, golden_arrays, exercise.load_reference(), ref_file)
+        baselines = [run_in_process(plan.wire(), plan.arrays, _import_file(p, f"grader_baseline_{p.stem}"), str(p))
+                     for p in exercise.baseline_paths]
 
         # 3. The submission, in the sandbox.
         backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
@@ -276,7 +280,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                 status_message = (f"The submission's process ended before grading finished (exit code "
                                   f"{run.exit_code}){extra}; steps that finished were graded.")
                 not_run = f"the submission's process ended early (exit code {run.exit_code})"
-        outcomes = _judge_all(plan, run, expected, golden, not_run)
+        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines)
         if run.oom_killed:
             outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]

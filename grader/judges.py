@@ -44,6 +44,8 @@ class JudgeContext:
         golden: the reference's result with floating inputs promoted to float64.
         candidate_steps / expected_steps / golden_steps: all results, for stateful judgments.
         not_run_reason: why the candidate's step has no result (crash, timeout), if known.
+        baselines: results of other plain correct implementations (the exercise's ``baselines/``)
+            for this step, in the case's dtype; they widen the tolerance (``grader.tolerance``).
     """
 
     step: Step
@@ -55,6 +57,7 @@ class JudgeContext:
     expected_steps: dict[str, StepResult] = field(default_factory=dict)
     golden_steps: dict[str, StepResult] = field(default_factory=dict)
     not_run_reason: str = "the submission stopped before this step ran"
+    baselines: list[StepResult] = field(default_factory=list)
 
     def arg(self, which: int | str) -> Any:
         """The host's copy of an argument of this step, by position or keyword (arrays as NumPy)."""
@@ -178,7 +181,8 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
                 return Outcome(Verdict.FAILED, shape_message(name, got.shape, golden.shape) + ".",
                                {"output": name, "got_shape": list(got.shape),
                                 "expected_shape": list(golden.shape)})
-            tol = tolerance_for(dtype_name(exp_desc), output_array(ctx.expected, path), golden, factor)
+            plain = [output_array(ctx.expected, path)] + [output_array(b, path) for b in ctx.baselines]
+            tol = tolerance_for(dtype_name(exp_desc), plain, golden, factor)
             cmp = compare_arrays(name, got, golden, tol)
             per_output[name] = cmp.details
             if not cmp.ok:

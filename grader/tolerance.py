@@ -69,26 +69,31 @@ def floor_for(dtype_name: str) -> tuple[float, float]:
     raise ValueError(f"no tolerance floor for dtype {dtype_name}")
 
 
-def tolerance_for(dtype_name: str, expected: np.ndarray | None, golden: np.ndarray,
-                  factor: float = DEFAULT_FACTOR) -> Tolerance:
+def tolerance_for(dtype_name: str, expected: np.ndarray | list[np.ndarray | None] | None,
+                  golden: np.ndarray, factor: float = DEFAULT_FACTOR) -> Tolerance:
     """Tolerance for one case computed in ``dtype_name``.
 
     Args:
         dtype_name: the case's dtype (``"float32"``, ``"bfloat16"``, ...).
-        expected: our reference's output computed in that dtype (None when only golden exists).
+        expected: our reference's output computed in that dtype, or a list of outputs of several
+            plain correct implementations (the reference and an exercise's ``baselines/``) computed
+            in that dtype; the largest error among them sets the baseline. None when only golden exists.
         golden: the reference's output computed in float64 from the same (rounded) inputs.
-        factor: multiple of the reference's own error allowed.
+        factor: multiple of the plain implementations' error allowed.
 
     Returns:
         A ``Tolerance`` whose ``atol`` is ``max(floor_atol, factor * baseline_error)``.
     """
     rtol, atol = floor_for(dtype_name)
     baseline = 0.0
-    if expected is not None and expected.shape == golden.shape and golden.size:
-        e = expected.astype(np.float64)
-        g = golden.astype(np.float64)
+    candidates = expected if isinstance(expected, list) else [expected]
+    g = golden.astype(np.float64)
+    for e in candidates:
+        if e is None or e.shape != golden.shape or not golden.size:
+            continue
+        e = e.astype(np.float64)
         finite = np.isfinite(e) & np.isfinite(g)
         if finite.any():
-            baseline = float(np.max(np.abs(e[finite] - g[finite])))
+            baseline = max(baseline, float(np.max(np.abs(e[finite] - g[finite]))))
     return Tolerance(rtol=rtol, atol=max(atol, factor * baseline), dtype=dtype_name,
                      baseline_error=baseline, factor=factor)

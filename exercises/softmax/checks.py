@@ -113,8 +113,9 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     x[0, 1] = x[2, 0] = x[2, 5] = x[3, 3] = -np.inf
     add("neg_inf_entries", x, -1, note="some -inf entries")
     x64 = _case(rng, (3, 5), np.float64)
-    x64[:, 2] = -np.inf
-    add("neg_inf_entries", x64, 0, note="a column with -inf entries")
+    x64[[0, 2], 2] = -np.inf
+    x64[1, 4] = -np.inf
+    add("neg_inf_entries", x64, 0, note="-inf entries, no slice entirely -inf")
     x = _case(rng, (4, 5))
     x[1, :] = -np.inf
     add("all_neg_inf", x, -1, note="row 1 is all -inf")
