@@ -69,6 +69,7 @@ class Exercise:
         forbidden_modules: top-level modules the submission may not import.
         forbidden_names: dotted names the submission may not use (``scipy.special.softmax``).
         folder: the exercise folder.
+        forbidden_ops: ``fnmatch`` patterns of aten ops the runtime op audit flags (torch only).
     """
 
     id: str
@@ -81,6 +82,7 @@ class Exercise:
     forbidden_modules: tuple[str, ...]
     forbidden_names: tuple[str, ...]
     folder: Path
+    forbidden_ops: tuple[str, ...] = ()
 
     @property
     def spec_path(self) -> Path:
@@ -165,6 +167,7 @@ def load_exercise(folder: Path) -> Exercise:
         forbidden_modules=tuple(api.get("forbidden_modules", [])),
         forbidden_names=tuple(api.get("forbidden_names", [])),
         folder=folder,
+        forbidden_ops=tuple(api.get("forbidden_ops", [])),
     )
     if exercise.id != folder.name:
         raise ExerciseInvalid(f"{meta_path}: id {exercise.id!r} differs from the folder name {folder.name!r}")

@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader import __version__
+from grader import __version__, op_audit
 from grader.api_rules import scan_source
 from grader.channel import RunResults, StepResult
 from grader.exercise import Exercise, _import_file
@@ -79,6 +79,8 @@ def build_plan(exercise: Exercise, seed: int) -> Plan:
     plan = exercise.checks_module.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
     plan.forbidden_modules = list(exercise.forbidden_modules)
     plan.step_timeout_s = exercise.limits.step_seconds
+    plan.forbidden_ops = list(exercise.forbidden_ops)
+    plan.audit_ops = plan.uses_torch()
     declared = {c.id for c in exercise.checks}
     judged = {s.check for s in plan.steps if s.judge is not None}
     if judged != declared or not {s.check for s in plan.steps} <= declared:
@@ -262,6 +264,13 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             return card(Status.COMPILE_ERROR, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"),
                         message, run)
 
+        flagged = op_audit.forbidden_ops(plan, results)
+        if flagged:
+            message = op_audit.message(flagged)
+            checks = tuple(CheckResult(**{**c.__dict__, "details": {"forbidden_ops": [f.__dict__ for f in flagged]}})
+                           for c in _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message))
+            return card(Status.GRADED, op_audit.with_ops_seen(checks, plan, results), message, run)
+
         status, status_message = Status.GRADED, ""
         not_run = "the submission stopped before this step ran"
         if not results.done:
@@ -285,7 +294,10 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
                         for cid, items in outcomes.items()}
-        return card(status, _check_results(exercise, outcomes), status_message, run)
+        checks = _check_results(exercise, outcomes)
+        if plan.audit_ops:
+            checks = op_audit.with_ops_seen(checks, plan, results)
+        return card(status, checks, status_message, run)
     except (GraderBug, SandboxUnavailable, Exception) as exc:  # noqa: BLE001 - never charge the candidate
         message = f"Grader fault ({type(exc).__name__}): {exc}"
         return card(Status.INFRASTRUCTURE_ERROR,

@@ -50,12 +50,16 @@ class Plan:
         arrays: named inputs (NumPy arrays; torch tensors are built from them in the runner).
         forbidden_modules: top-level modules the runner refuses to import for the submission.
         step_timeout_s: default per-step wall-clock limit inside the runner (seconds).
+        audit_ops: run every step under the runner's op audit (torch plans only).
+        forbidden_ops: ``fnmatch`` patterns of aten ops the audit flags (``aten._scaled_dot_product_*``).
     """
 
     steps: list[Step] = field(default_factory=list)
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
     forbidden_modules: list[str] = field(default_factory=list)
     step_timeout_s: float = 10.0
+    audit_ops: bool = False
+    forbidden_ops: list[str] = field(default_factory=list)
 
     def wire(self) -> dict:
         """The ``plan.json`` document sent to the runner."""
@@ -64,6 +68,8 @@ class Plan:
             "steps": [s.wire for s in self.steps],
             "forbidden_modules": list(self.forbidden_modules),
             "step_timeout_s": self.step_timeout_s,
+            "audit_ops": self.audit_ops,
+            "forbidden_ops": list(self.forbidden_ops),
         }
 
     def uses_torch(self) -> bool:

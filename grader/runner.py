@@ -11,7 +11,8 @@ Wire format (all JSON is UTF-8):
 
 ``INPUT_DIR/plan.json``
     ``{"version": 1, "entry_module": "submission", "steps": [STEP, ...],
-    "forbidden_modules": [...], "step_timeout_s": float}``
+    "forbidden_modules": [...], "step_timeout_s": float, "audit_ops"?: bool,
+    "forbidden_ops"?: [pattern, ...]}``
 ``INPUT_DIR/arrays.npz``
     the named input arrays (no pickles).
 ``INPUT_DIR/submission.py``
@@ -30,6 +31,11 @@ in-place modification and gradients (default: the position, or the keyword).
 ``backward`` is ``{"grad_output": NAME, "wrt": [label, ...]}``: after the call the runner runs
 ``output.backward(grad_output)`` and returns the gradients of the labelled tensors.
 
+With ``audit_ops`` (torch plans), every call and backward pass runs under a ``TorchDispatchMode``
+that records the aten ops it sees; the step report gets ``ops_seen`` (sorted ``aten.<op>`` names)
+and ``forbidden_ops`` (those matching a ``forbidden_ops`` ``fnmatch`` pattern such as
+``aten._scaled_dot_product_*``), so a fused kernel is seen however it was reached.
+
 Results are a stream of frames on the result channel (the process's original stdout; the
 submission's own stdout is redirected to stderr before it is imported)::
 
@@ -42,6 +48,8 @@ crash still count.
 
 from __future__ import annotations
 
+import contextlib
+import fnmatch
 import importlib.abc
 import importlib.util
 import io
@@ -88,6 +96,30 @@ def _torch():
     import torch  # noqa: PLC0415 - lazy on purpose: NumPy exercises never import torch
 
     return torch
+
+
+MAX_OPS_REPORTED = 256
+
+
+def _op_audit(forbidden: list[str]):
+    """A ``TorchDispatchMode`` recording every aten op run under it (``.seen``, ``.forbidden``)."""
+    from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415 - torch is lazy
+
+    class OpAudit(TorchDispatchMode):
+        def __init__(self):
+            super().__init__()
+            self.seen: set[str] = set()
+            self.forbidden: set[str] = set()
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            name = str(getattr(func, "overloadpacket", func))
+            if name not in self.seen:
+                self.seen.add(name)
+                if any(fnmatch.fnmatchcase(name, pattern) for pattern in forbidden):
+                    self.forbidden.add(name)
+            return func(*args, **(kwargs or {}))
+
+    return OpAudit()
 
 
 def _trim_traceback(exc: BaseException, keep_file: str | None) -> str:
@@ -242,6 +274,7 @@ class PlanExecutor:
         out: dict[str, np.ndarray] = {}
         timeout = step.get("timeout_s", self.plan.get("step_timeout_s"))
         armed = False
+        audit = _op_audit(self.plan.get("forbidden_ops", [])) if self.plan.get("audit_ops") else None
         try:
             func = self._resolve(step)
             labels, values = [], []
@@ -257,10 +290,11 @@ class PlanExecutor:
                 signal.setitimer(signal.ITIMER_REAL, float(timeout))
                 armed = True
             start = time.perf_counter()
-            result = func(*[v for _, v in values], **{k: v for k, (_, v) in kw.items()})
-            gradients = None
-            if step.get("backward"):
-                gradients = self._backward(step["backward"], result, live, out, step["id"])
+            with audit if audit is not None else contextlib.nullcontext():
+                result = func(*[v for _, v in values], **{k: v for k, (_, v) in kw.items()})
+                gradients = None
+                if step.get("backward"):
+                    gradients = self._backward(step["backward"], result, live, out, step["id"])
             report["seconds"] = time.perf_counter() - start
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -286,6 +320,9 @@ class PlanExecutor:
         finally:
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
+            if audit is not None:
+                report["ops_seen"] = sorted(audit.seen)[:MAX_OPS_REPORTED]
+                report["forbidden_ops"] = sorted(audit.forbidden)
         return report, out
 
     def _backward(self, spec: dict, result: Any, live: dict, out: dict, step_id: str) -> dict:
