@@ -1,0 +1,204 @@
+"""Host-side checks for `attention_scores`: the plan of public and hidden cases, and diagnoses.
+
+Arguments are passed positionally (``query, key[, value][, mask]``) so parameter names are the
+candidate's choice. ``scaled_dot_product_attention`` returns ``(output, weights)``: both are
+compared with the float64 golden answer. When weights are wrong, the diagnosis recomputes the
+usual mistakes on the host (no scaling, ``1/d_k``, reversed mask, mask ignored, softmax over the
+query axis, ``key @ query^T``) and names the one the candidate's weights match.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grader.compare import close_enough
+from grader.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
+from grader.plan import Plan, PlanBuilder
+from grader.tolerance import Tolerance
+
+
+def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:
+    m = np.max(s, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(s - m)
+    t = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, t, out=np.zeros_like(e), where=t > 0)
+
+
+def _weights(q, k, mask, *, scale=None, invert=False, use_mask=True, axis=-1, swap=False):
+    q, k = q.astype(np.float64), k.astype(np.float64)
+    scale = 1.0 / math.sqrt(q.shape[-1]) if scale is None else scale
+    s = (k @ np.swapaxes(q, -1, -2) if swap else q @ np.swapaxes(k, -1, -2)) * scale
+    if mask is not None and use_mask:
+        allowed = np.asarray(mask) != 0
+        if invert:
+            allowed = ~allowed
+        try:
+            s = np.where(allowed, s, -np.inf)
+        except ValueError:
+            return None
+    return _softmax(s, axis)
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind wrong attention weights (or an output built from them)."""
+    wire = ctx.step.wire
+    is_sdpa = wire["target"] == "scaled_dot_product_attention"
+    q, k = np.asarray(ctx.arg(0)), np.asarray(ctx.arg(1))
+    v = np.asarray(ctx.arg(2)) if is_sdpa else None
+    n_before_mask = 3 if is_sdpa else 2
+    mask = np.asarray(ctx.arg(n_before_mask)) if len(wire["args"]) > n_before_mask else None
+    d_k = q.shape[-1]
+    candidates = [
+        ("scores were not scaled by 1/sqrt(d_k): the result matches softmax(Q K^T).", dict(scale=1.0)),
+        ("scores were scaled by 1/d_k instead of 1/sqrt(d_k).", dict(scale=1.0 / d_k)),
+        ("scores were multiplied by sqrt(d_k) instead of divided by it.", dict(scale=math.sqrt(d_k))),
+        ("the mask was applied with the opposite polarity: nonzero/True means 'may attend', "
+         "but masked-in positions were the ones removed.", dict(invert=True)),
+        ("the mask was ignored: masked keys still received weight.", dict(use_mask=False)),
+        ("the softmax was taken over the query axis (-2) instead of the key axis (-1).", dict(axis=-2)),
+        ("the scores were computed as key @ query^T instead of query @ key^T.", dict(swap=True)),
+    ]
+    for sentence, kwargs in candidates:
+        if kwargs.get("swap") and q.shape[-2] != k.shape[-2]:
+            continue
+        if mask is None and ("invert" in kwargs or "use_mask" in kwargs):
+            continue
+        w = _weights(q, k, mask, **kwargs)
+        if w is None:
+            continue
+        target = w @ v.astype(np.float64) if is_sdpa and got.shape[-1] == v.shape[-1] and w.shape[-1] == v.shape[-2] else w
+        if target.shape == got.shape and close_enough(got, target, tol):
+            return sentence
+    if np.isnan(got).any():
+        if mask is not None:
+            return ("NaN in the result: a query row whose keys are all masked must give zero weights "
+                    "(and a zero output row), not 0/0.")
+        return "NaN in the result: exp overflowed; subtract the row maximum before exponentiating."
+    if is_sdpa:
+        w = _weights(q, k, mask)
+        if w is not None and got.shape == w.shape and close_enough(got, w, tol):
+            return "the function returned the weights where the output was expected: return (output, weights)."
+    return None
+
+
+def _rand(rng, shape, dtype=np.float32, scale=1.0):
+    return (rng.standard_normal(shape) * scale).astype(dtype)
+
+
+def _shape_text(*arrays) -> str:
+    return ", ".join(f"{name} {a.shape}" for name, a in arrays)
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the attention_scores plan: public cases from ``public_seed``, hidden from ``hidden_seed``."""
+    b = PlanBuilder()
+    rng = np.random.default_rng(public_seed)
+    weights_judge = close(diagnose=diagnose, names=("weights",))
+    sdpa_judge = close(paths=((0,), (1,)), names=("output", "weights"), diagnose=diagnose)
+    n = 0
+
+    def scores(check, q, k, mask=None, *, note="", judge=weights_judge):
+        nonlocal n
+        n += 1
+        args = [b.array(f"q{n}", q, label="query"), b.array(f"k{n}", k, label="key")]
+        if mask is not None:
+            args.append(b.array(f"m{n}", mask, label="mask"))
+        text = _shape_text(("query", q), ("key", k)) + (f", mask {mask.shape} {mask.dtype}" if mask is not None else "")
+        b.call(check, "compute_attention_scores", args, judge=judge,
+               describe=f"compute_attention_scores: {text}, {q.dtype}" + (f", {note}" if note else ""))
+
+    def sdpa(check, q, k, v, mask=None, *, note="", judge=sdpa_judge):
+        nonlocal n
+        n += 1
+        args = [b.array(f"q{n}", q, label="query"), b.array(f"k{n}", k, label="key"),
+                b.array(f"v{n}", v, label="value")]
+        if mask is not None:
+            args.append(b.array(f"m{n}", mask, label="mask"))
+        text = _shape_text(("query", q), ("key", k), ("value", v)) + (
+            f", mask {mask.shape} {mask.dtype}" if mask is not None else "")
+        b.call(check, "scaled_dot_product_attention", args, judge=judge,
+               describe=f"scaled_dot_product_attention: {text}, {q.dtype}" + (f", {note}" if note else ""))
+
+    # weights_basic / output_basic
+    for shape in [(2, 5, 8), (1, 7, 16)]:
+        scores("weights_basic", _rand(rng, shape), _rand(rng, shape))
+    for shape in [(2, 3, 6, 8), (1, 2, 4, 16)]:
+        sdpa("output_basic", _rand(rng, shape), _rand(rng, shape), _rand(rng, shape))
+    # scaling: d_k large enough that 1, 1/d_k, sqrt(d_k) all differ clearly
+    for d_k in (64, 128):
+        q, k = _rand(rng, (2, 6, d_k)), _rand(rng, (2, 6, d_k))
+        scores("scaling", q, k, note=f"d_k={d_k}")
+    # cross_lengths
+    sdpa("cross_lengths", _rand(rng, (2, 3, 16)), _rand(rng, (2, 9, 16)), _rand(rng, (2, 9, 5)))
+    sdpa("cross_lengths", _rand(rng, (1, 2, 7, 8)), _rand(rng, (1, 2, 4, 8)), _rand(rng, (1, 2, 4, 12)))
+    scores("cross_lengths", _rand(rng, (3, 1, 8)), _rand(rng, (3, 10, 8)), note="a single query")
+    # leading_dims
+    scores("leading_dims", _rand(rng, (5, 8)), _rand(rng, (6, 8)), note="2-D inputs")
+    sdpa("leading_dims", _rand(rng, (7, 4)), _rand(rng, (7, 4)), _rand(rng, (7, 3)), note="2-D inputs")
+    sdpa("leading_dims", _rand(rng, (2, 3, 5, 8)), _rand(rng, (1, 3, 6, 8)), _rand(rng, (1, 3, 6, 8)),
+         note="key/value broadcast over the batch")
+    # float64
+    sdpa("float64", _rand(rng, (2, 2, 5, 8), np.float64), _rand(rng, (2, 2, 5, 8), np.float64),
+         _rand(rng, (2, 2, 5, 8), np.float64))
+    scores("float64", _rand(rng, (3, 6, 32), np.float64), _rand(rng, (3, 9, 32), np.float64))
+    # masks
+    causal = np.tril(np.ones((6, 6), dtype=bool))
+    scores("mask_2d", _rand(rng, (2, 6, 8)), _rand(rng, (2, 6, 8)), causal, note="causal (L_q, L_k) mask")
+    m2 = rng.random((4, 7)) < 0.6
+    m2[:, 0] = True
+    sdpa("mask_2d", _rand(rng, (2, 4, 8)), _rand(rng, (2, 7, 8)), _rand(rng, (2, 7, 8)), m2,
+         note="random (L_q, L_k) mask")
+    pad = np.ones((3, 1, 1, 7), dtype=bool)
+    pad[0, ..., 5:] = False
+    pad[2, ..., 3:] = False
+    sdpa("mask_padding", _rand(rng, (3, 2, 7, 8)), _rand(rng, (3, 2, 7, 8)), _rand(rng, (3, 2, 7, 8)), pad,
+         note="padding mask, batch rows of different lengths")
+    scores("mask_padding", _rand(rng, (3, 2, 5, 8)), _rand(rng, (3, 2, 7, 8)), pad)
+    m4 = np.tril(np.ones((5, 8), dtype=bool), k=3)[None, None]
+    sdpa("mask_4d", _rand(rng, (2, 2, 5, 8)), _rand(rng, (2, 2, 8, 8)), _rand(rng, (2, 2, 8, 4)), m4,
+         note="bottom-right causal (1, 1, L_q, L_k) mask")
+    scores("mask_4d", _rand(rng, (1, 3, 5, 8)), _rand(rng, (1, 3, 8, 8)), m4)
+    sdpa("mask_numeric", _rand(rng, (2, 6, 8)), _rand(rng, (2, 6, 8)), _rand(rng, (2, 6, 8)),
+         causal.astype(np.float32), note="float 0/1 mask")
+    scores("mask_numeric", _rand(rng, (2, 2, 5, 8)), _rand(rng, (2, 2, 7, 8)), pad[:2].astype(np.int64),
+           note="int 0/1 mask")
+    # fully masked rows
+    fm = np.tril(np.ones((5, 5), dtype=bool))
+    fm[2, :] = False
+    sdpa("fully_masked_rows", _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), fm,
+         note="query row 2 has every key masked")
+    fp = np.ones((2, 1, 1, 6), dtype=bool)
+    fp[1] = False
+    sdpa("fully_masked_rows", _rand(rng, (2, 2, 3, 8), np.float64), _rand(rng, (2, 2, 6, 8), np.float64),
+         _rand(rng, (2, 2, 6, 8), np.float64), fp, note="batch 1 is entirely padding")
+    # large logits
+    sdpa("large_logits", _rand(rng, (2, 5, 16), scale=30.0), _rand(rng, (2, 5, 16), scale=30.0),
+         _rand(rng, (2, 5, 16)), note="scores in the thousands")
+    scores("large_logits", _rand(rng, (1, 4, 8), np.float64, 300.0), _rand(rng, (1, 6, 8), np.float64, 300.0),
+           causal[:4, :6], note="scores around 1e5")
+    # dtype / inputs
+    for dtype in (np.float32, np.float64):
+        sdpa("dtype_preserved", _rand(rng, (2, 4, 8), dtype), _rand(rng, (2, 4, 8), dtype),
+             _rand(rng, (2, 4, 8), dtype), causal[:4, :4],
+             judge=all_of(dtype_preserved((0,), "output"), dtype_preserved((1,), "weights")))
+    sdpa("inputs_unchanged", _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)),
+         causal[:5, :5].astype(np.float32), judge=all_of(inputs_unchanged(), sdpa_judge))
+    scores("inputs_unchanged", _rand(rng, (2, 5, 8), np.float64), _rand(rng, (2, 5, 8), np.float64),
+           causal[:5, :5], judge=all_of(inputs_unchanged(), weights_judge))
+
+    hidden = np.random.default_rng(hidden_seed)
+    for _ in range(5):
+        batch = tuple(int(d) for d in hidden.integers(1, 4, size=int(hidden.integers(0, 3))))
+        l_q, l_k = (int(x) for x in hidden.integers(1, 10, size=2))
+        d_k, d_v = (int(x) for x in hidden.integers(1, 33, size=2))
+        dtype = np.float32 if hidden.random() < 0.5 else np.float64
+        scale = float(10 ** hidden.uniform(-1, 1))
+        q = _rand(hidden, (*batch, l_q, d_k), dtype, scale)
+        k = _rand(hidden, (*batch, l_k, d_k), dtype, scale)
+        v = _rand(hidden, (*batch, l_k, d_v), dtype)
+        mask = (hidden.random((l_q, l_k)) < 0.7) if hidden.random() < 0.7 else None
+        sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:.3g}")
+    return b.plan
