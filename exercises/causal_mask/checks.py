@@ -1,0 +1,336 @@
+"""Host-side checks for `causal_mask`: exact masks, ValueError, and a leakage probe.
+
+Masks are compared by truthiness (nonzero / ``True`` = may attend), so bool, int and float 0/1
+masks are all accepted; the shape must be exact. Beyond equality, the **leakage probe** feeds the
+candidate's mask to a plain attention computed here on the host and changes one key/value position
+at a time: every query the reference mask hides that position from must keep its output bit for bit,
+otherwise the first leaking (query, key) pair is named.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from grader.compare import shape_message
+from grader.judges import (JudgeContext, Outcome, all_of, describe_value, failure_from_exception,
+                           inputs_unchanged, output_array, output_descriptor, raises, GraderBug)
+from grader.plan import Plan, PlanBuilder
+from grader.verdicts import Verdict
+
+#: Heads and per-head width of the probe's attention.
+PROBE_HEADS, PROBE_DK = 2, 4
+
+
+# -- masks computed independently of the reference, for diagnoses ------------------------------------
+
+def _tril(seq_len: int, kv_len: int, offset: int) -> np.ndarray:
+    """(L_q, L_k): key j visible to query i iff j <= i + offset."""
+    return np.arange(kv_len)[None, :] <= np.arange(seq_len)[:, None] + offset
+
+
+def _candidate_array(ctx: JudgeContext) -> tuple[np.ndarray | None, Outcome | None]:
+    failed = failure_from_exception(ctx)
+    if failed:
+        return None, failed
+    desc = output_descriptor(ctx.got)
+    if not desc or desc.get("kind") != "array":
+        return None, Outcome(Verdict.FAILED, f"'mask' should be an array (bool or 0/1), got {describe_value(desc)}.")
+    return ctx.got.arrays[desc["key"]], None
+
+
+def _additive_hint(got: np.ndarray) -> str | None:
+    if got.dtype.kind == "f" and got.size and (np.isneginf(got).any() or (got < -1e3).any()):
+        return ("this looks like an additive mask (0 where allowed, -inf or a large negative number where "
+                "masked); return a boolean mask where True (or 1) means 'may attend'.")
+    return None
+
+
+def _diagnose_causal(meta: dict, truth: np.ndarray) -> str | None:
+    L, S = meta["seq_len"], meta["kv_len"]
+    off = S - L
+    t = truth.reshape(L, S)
+    if np.array_equal(~_tril(L, S, off), _tril(L, S, off - 1)):
+        return None                                  # 1 x 1: too small to tell the mistakes apart
+    if np.array_equal(t, ~_tril(L, S, off)):
+        return ("the mask has the opposite polarity (it marks the keys to hide, e.g. the upper triangle); "
+                "here True/nonzero means 'may attend'.")
+    if np.array_equal(t, _tril(L, S, off - 1)):
+        return "the diagonal is masked: query i must be allowed to attend to its own position (use j <= i, not j < i)."
+    if off and np.array_equal(t, _tril(L, S, 0)):
+        return (f"the mask is aligned top-left; with kv_len > seq_len the queries are the last seq_len positions, "
+                f"so query i may attend to keys j <= i + (kv_len - seq_len) = i + {off} (bottom-right aligned).")
+    if L == S and np.array_equal(t, _tril(L, S, 0).T):
+        return ("the mask is the upper triangle (transposed): query i must see keys j <= i, not j >= i; "
+                "True/nonzero means 'may attend'.")
+    if t.all():
+        return "nothing is masked."
+    return None
+
+
+def _diagnose_padding(meta: dict, seq: np.ndarray, got: np.ndarray, combined: bool) -> str | None:
+    pad = meta["pad_token"]
+    B, L = seq.shape
+    keep = seq != pad                                              # (B, L)
+    causal = _tril(L, L, 0)[None, None]                            # (1, 1, L, L)
+    truth = got != 0
+    shape = (B, 1, L, L) if combined else (B, 1, 1, L)
+
+    def same(candidate: np.ndarray) -> bool:
+        try:
+            return np.array_equal(np.broadcast_to(truth, shape), np.broadcast_to(candidate, shape))
+        except ValueError:
+            return False
+
+    def on_queries(k: np.ndarray) -> np.ndarray:
+        return k[:, None, :, None]                                  # (B, 1, L, 1) hides query rows
+
+    key_pad = keep[:, None, None, :]
+    if combined:
+        if same(causal | key_pad):
+            return "causal and padding were combined with OR; a key must pass both: use AND (causal & padding)."
+        if same(causal & on_queries(keep)):
+            return ("padding was applied on the query axis (rows); padding hides keys, i.e. the last axis: "
+                    "mask[b, 0, i, j] is False when token j is padding.")
+        if pad != 0 and same(causal & ((seq != 0)[:, None, None, :])):
+            return f"padding was compared with 0 instead of pad_token={pad}."
+        if same(causal & ~key_pad) or same(~causal & key_pad) or same(~(causal & key_pad)):
+            return "a part of the mask has the opposite polarity; True/nonzero means 'may attend'."
+        if same(np.broadcast_to(causal, shape)):
+            return "the padding part is missing: only the causal mask was returned."
+        if same(np.broadcast_to(key_pad, shape)):
+            return "the causal part is missing: only the padding mask was returned."
+        return None
+    if pad != 0 and same((seq != 0)[:, None, None, :]):
+        return f"padding was compared with 0 instead of pad_token={pad}."
+    if same(~key_pad):
+        return "the mask has the opposite polarity: it is True at padding; True/nonzero means 'may attend'."
+    if same(on_queries(keep)) or truth.shape == (B, 1, L, 1) or truth.shape == (B, L, 1):
+        return ("padding was applied on the query axis; padding hides keys, so the mask is (B, 1, 1, L) and "
+                "broadcasts over queries.")
+    return None
+
+
+# -- judges ----------------------------------------------------------------------------------------
+
+def mask_equal(kind: str):
+    """Judge: the mask has exactly the reference's shape and truth values (dtype is free)."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        got, failed = _candidate_array(ctx)
+        if failed:
+            return failed
+        expected = output_array(ctx.golden)
+        if expected is None:
+            raise GraderBug(f"reference returned no mask in step {ctx.step.id}")
+        expected = expected != 0
+        meta = ctx.step.meta
+        hint = _additive_hint(got)
+        if hint is None and kind != "causal":
+            hint = _diagnose_padding(meta, np.asarray(ctx.arg(0)), got, kind == "combined")
+        if tuple(got.shape) != tuple(expected.shape):
+            msg = shape_message("mask", got.shape, expected.shape)
+            if hint is None and kind == "causal" and meta["kv_len"] != meta["seq_len"] \
+                    and got.ndim and got.shape[-1] == meta["seq_len"]:
+                hint = "kv_len was ignored: the mask needs one column per key, (1, 1, seq_len, kv_len)."
+            elif hint is None and got.squeeze().shape == expected.squeeze().shape:
+                hint = ("keep the singleton axes so the mask broadcasts against scores (B, H, L_q, L_k): "
+                        f"return shape {tuple(expected.shape)}.")
+            elif hint is None and got.size == expected.size:
+                hint = "the values are laid out in the wrong axes."
+            return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + msg + ".",
+                           {"got_shape": list(got.shape), "expected_shape": list(expected.shape),
+                            **({"diagnosis": hint} if hint else {})})
+        truth = got != 0
+        wrong = truth != expected
+        if not wrong.any():
+            return Outcome(Verdict.PASSED, "", {"numel": int(expected.size), "got_dtype": str(got.dtype)})
+        if hint is None and kind == "causal":
+            hint = _diagnose_causal(meta, truth)
+        idx = tuple(int(i) for i in np.argwhere(wrong)[0])
+        n_bad = int(wrong.sum())
+        sentence = ("'mask' differs from the expected mask.\n"
+                    f"Mismatched elements: {n_bad} / {expected.size} ({100.0 * n_bad / expected.size:.1f}%)\n"
+                    f"First mismatch at index {idx} (query {idx[2]}, key {idx[3]}): got "
+                    f"{'may attend' if truth[idx] else 'masked'}, expected "
+                    f"{'may attend' if expected[idx] else 'masked'}")
+        return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + sentence,
+                       {"mismatched": n_bad, "first_mismatch_index": list(idx),
+                        **({"diagnosis": hint} if hint else {})})
+
+    return judge
+
+
+def _attention(q: np.ndarray, k: np.ndarray, v: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Plain float64 masked attention; a query with no visible key gives a zero row."""
+    scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])         # (B, H, L_q, L_k)
+    scores = np.where(allowed, scores, -np.inf)
+    m = scores.max(axis=-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    e = np.exp(scores - m)                                               # 0 where masked
+    s = e.sum(axis=-1, keepdims=True)
+    w = np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+    return w @ v                                                         # (B, H, L_q, d)
+
+
+def no_leakage(kind: str):
+    """Judge: with the candidate's mask driving attention, changing a key/value position changes no
+    output of a query the reference mask hides that position from."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        got, failed = _candidate_array(ctx)
+        if failed:
+            return failed
+        expected = output_array(ctx.golden)
+        if expected is None:
+            raise GraderBug(f"reference returned no mask in step {ctx.step.id}")
+        B0, _, Lq, Lk = expected.shape
+        if kind == "padding":
+            Lq = Lk                                  # a padding mask broadcasts over every query
+        B = max(B0, 2)
+        shape = (B, PROBE_HEADS, Lq, Lk)
+        try:
+            allowed = np.broadcast_to(got != 0, shape)
+        except ValueError:
+            return Outcome(Verdict.FAILED, f"The mask of shape {tuple(got.shape)} cannot broadcast against "
+                           f"attention scores of shape {shape} (B, H, L_q, L_k), so it cannot drive attention.")
+        protect = ~np.broadcast_to(expected != 0, shape)                 # pairs that must not see each other
+        rng = np.random.default_rng(ctx.step.meta.get("probe_seed", 0))
+        q = rng.standard_normal((B, PROBE_HEADS, Lq, PROBE_DK))
+        k = rng.standard_normal((B, PROBE_HEADS, Lk, PROBE_DK))
+        v = rng.standard_normal((B, PROBE_HEADS, Lk, PROBE_DK))
+        base = _attention(q, k, v, allowed)
+        leaks = []
+        for j in range(Lk):
+            k2, v2 = k.copy(), v.copy()
+            k2[:, :, j] = rng.standard_normal(k2[:, :, j].shape) * 3.0
+            v2[:, :, j] = rng.standard_normal(v2[:, :, j].shape) * 3.0 + 5.0
+            changed = np.abs(_attention(q, k2, v2, allowed) - base).max(axis=-1) > 1e-12   # (B, H, L_q)
+            bad = changed & protect[..., j]
+            for b, h, i in np.argwhere(bad):
+                leaks.append((int(b), int(i), j, int(h)))
+        if not leaks:
+            return Outcome(Verdict.PASSED, "", {"probed_keys": Lk, "queries": Lq})
+        b, i, j, _h = min(leaks)
+        pairs = sorted({(bb, ii, jj) for bb, ii, jj, _ in leaks})
+        what = ctx.step.meta.get("what", "")
+        seq = ctx.step.meta.get("seq")
+        if seq is not None and seq[b % len(seq)][j] == ctx.step.meta.get("pad_token"):
+            why = "a padding token"
+        else:
+            why = f"a future token (key {j} > query {i}" + (f" + {Lk - Lq}" if Lk != Lq else "") + ")"
+        where = f"batch {b}, " if B0 > 1 else ""
+        msg = (f"Leak: the output of query {i} ({where}{what}) changed when only key/value {j}, {why}, was "
+               f"changed, so the mask lets query {i} attend to key {j}. {len(pairs)} leaking (query, key) "
+               f"pair(s) in all.")
+        return Outcome(Verdict.FAILED, msg, {"first_leak": {"batch": b, "query": i, "key": j},
+                                             "leaking_pairs": len(pairs)})
+
+    return judge
+
+
+# -- the plan --------------------------------------------------------------------------------------
+
+def _padded(rng: np.random.Generator, B: int, L: int, pad: int, *, left: bool = False,
+            lengths: list[int] | None = None, vocab: int = 9) -> np.ndarray:
+    """(B, L) int64 token ids with ``pad`` after (or before) each sequence's tokens; real tokens may
+    include 0 and other small ids, never ``pad``."""
+    lengths = lengths if lengths is not None else [int(n) for n in rng.integers(1, L + 1, size=B)]
+    seq = np.full((B, L), pad, dtype=np.int64)
+    for b, n in enumerate(lengths):
+        tokens = rng.integers(0, vocab, size=n)
+        tokens[tokens == pad] = (pad + 1) % vocab if (pad + 1) % vocab != pad else pad + 2
+        if n:
+            if left:
+                seq[b, L - n:] = tokens
+            else:
+                seq[b, :n] = tokens
+    return seq
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the causal_mask plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    rng = np.random.default_rng(public_seed)
+    n = 0
+
+    def causal(check: str, seq_len: int, kv_len: int | None = None, *, keyword: bool = False, judge=None,
+               note: str = "") -> None:
+        args = [b.value(seq_len)]
+        kwargs = {}
+        if kv_len is not None or keyword:
+            if keyword:
+                kwargs["kv_len"] = b.value(kv_len)
+            else:
+                args.append(b.value(kv_len))
+        call = (f"create_causal_mask({seq_len}" + (f", kv_len={kv_len}" if keyword else
+                                                   (f", {kv_len}" if kv_len is not None else "")) + ")")
+        S = seq_len if kv_len is None else kv_len
+        b.call(check, "create_causal_mask", args, kwargs, judge=judge or mask_equal("causal"),
+               describe=call + (f", {note}" if note else ""),
+               meta={"seq_len": seq_len, "kv_len": S, "what": call, "probe_seed": seq_len * 100 + S})
+
+    def padding(check: str, fn: str, seq: np.ndarray, pad: int | None, *, judge=None, note: str = "") -> None:
+        nonlocal n
+        n += 1
+        arg = b.array(f"seq{n}", seq, label="seq")
+        kwargs = {} if pad is None else {"pad_token": b.value(pad)}
+        call = f"{fn}(seq {seq.shape} {seq.dtype}" + ("" if pad is None else f", pad_token={pad}") + ")"
+        kind = "combined" if fn == "create_combined_mask" else "padding"
+        b.call(check, fn, [arg], kwargs, judge=judge or all_of(inputs_unchanged(), mask_equal(kind)),
+               describe=call + (f", {note}" if note else "") + f"; seq = {seq.tolist()}",
+               meta={"pad_token": 0 if pad is None else pad, "what": call, "seq": seq.tolist(), "probe_seed": n})
+
+    # create_causal_mask(seq_len): the lower triangle
+    for L in (5, 2, 12, 1):
+        causal("causal_square", L)
+    causal("causal_square", 6, 6, note="kv_len equal to seq_len")
+    causal("causal_square", 4, None, keyword=True, note="kv_len=None passed explicitly")
+    # create_causal_mask(seq_len, kv_len): bottom-right aligned
+    for L, S in ((3, 8), (1, 7), (5, 6), (2, 40), (1, 1)):
+        causal("causal_kv_len", L, S)
+    causal("causal_kv_len", 4, 9, keyword=True)
+    for L, S in ((5, 3), (2, 1)):
+        b.call("kv_len_too_short", "create_causal_mask", [b.value(L), b.value(S)],
+               judge=raises("ValueError", when="kv_len < seq_len"), describe=f"create_causal_mask({L}, {S})")
+
+    # padding masks: default pad 0, a pad_token other than 0 (with 0 a real token), left padding
+    padding("padding_mask", "create_padding_mask", _padded(rng, 3, 6, 0, lengths=[6, 4, 2]), None)
+    padding("padding_mask", "create_padding_mask", _padded(rng, 2, 7, 3, lengths=[5, 2]), 3,
+            note="0 is a real token here")
+    padding("padding_mask", "create_padding_mask", _padded(rng, 3, 5, -1, left=True, lengths=[3, 5, 1]), -1,
+            note="left padding")
+    padding("padding_mask", "create_padding_mask",
+            _padded(rng, 2, 8, 0, lengths=[7, 3]).astype(np.int32), None, note="int32 ids")
+    padding("padding_all_pad", "create_padding_mask", _padded(rng, 3, 5, 0, lengths=[5, 0, 2]), None,
+            note="row 1 is all padding")
+    padding("padding_all_pad", "create_padding_mask", _padded(rng, 2, 4, 7, lengths=[0, 0]), 7,
+            note="every row is all padding")
+    # combined
+    padding("combined_mask", "create_combined_mask", _padded(rng, 3, 6, 0, lengths=[6, 4, 1]), None)
+    padding("combined_mask", "create_combined_mask", _padded(rng, 2, 7, 5, left=True, lengths=[4, 7]), 5,
+            note="left padding, 0 is a real token")
+    padding("combined_mask", "create_combined_mask", _padded(rng, 2, 5, 0, lengths=[3, 0]), None,
+            note="row 1 is all padding")
+
+    # leakage probes: the candidate's mask drives attention computed on the host
+    for L, S in ((6, None), (3, 8), (1, 5), (4, 4)):
+        causal("no_future_leakage", L, S, judge=no_leakage("causal"))
+    padding("no_padding_leakage", "create_padding_mask", _padded(rng, 3, 6, 0, lengths=[6, 3, 1]), None,
+            judge=no_leakage("padding"))
+    padding("no_padding_leakage", "create_padding_mask", _padded(rng, 2, 6, 2, left=True, lengths=[4, 2]), 2,
+            judge=no_leakage("padding"))
+    padding("no_padding_leakage", "create_combined_mask", _padded(rng, 3, 7, 0, lengths=[7, 5, 2]), None,
+            judge=no_leakage("combined"))
+    padding("no_padding_leakage", "create_combined_mask", _padded(rng, 2, 6, 4, left=True, lengths=[3, 6]), 4,
+            judge=no_leakage("combined"))
+
+    hidden = np.random.default_rng(hidden_seed)
+    for _ in range(3):
+        L = int(hidden.integers(1, 10))
+        S = L + int(hidden.integers(0, 12))
+        causal("hidden_masks", L, S)
+    for fn in ("create_padding_mask", "create_combined_mask", "create_combined_mask"):
+        B, L = int(hidden.integers(1, 5)), int(hidden.integers(2, 10))
+        pad = int(hidden.integers(-2, 6))
+        padding("hidden_masks", fn, _padded(hidden, B, L, pad, left=bool(hidden.random() < 0.5)), pad)
+    return b.plan

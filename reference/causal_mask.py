@@ -1,0 +1,48 @@
+"""Reference solution: causal, padding and combined attention masks (NumPy).
+
+Convention (EXERCISES.md): ``True`` = may attend, ``False`` = masked out; masks broadcast against
+attention scores of shape ``(B, H, L_q, L_k)``.
+
+With a key/value cache the ``seq_len`` queries are the *last* ``seq_len`` of the ``kv_len``
+positions, so query ``i`` sits at absolute position ``i + (kv_len - seq_len)`` and may see every key
+up to and including that position: the lower triangle aligned to the bottom-right corner.
+"""
+
+import numpy as np
+
+
+def create_causal_mask(seq_len: int, kv_len: int | None = None) -> np.ndarray:
+    """Causal mask of shape ``(1, 1, seq_len, kv_len)``: query i may attend to key j iff
+    ``j <= i + (kv_len - seq_len)``.
+
+    Raises:
+        ValueError: ``kv_len < seq_len`` (the queries would not be the last positions of the keys).
+    """
+    if kv_len is None:
+        kv_len = seq_len
+    if kv_len < seq_len:
+        raise ValueError(f"kv_len ({kv_len}) must be >= seq_len ({seq_len})")
+    offset = kv_len - seq_len
+    i = np.arange(seq_len)[:, None]                          # (L_q, 1) query index
+    j = np.arange(kv_len)[None, :]                           # (1, L_k) key index
+    mask = j <= i + offset                                   # (L_q, L_k) bottom-right aligned
+    return mask[None, None, :, :]                            # (1, 1, L_q, L_k)
+
+
+def create_padding_mask(seq: np.ndarray, pad_token: int = 0) -> np.ndarray:
+    """Padding mask of shape ``(B, 1, 1, L)``: every query may attend to key j iff ``seq[b, j]``
+    is not ``pad_token``."""
+    seq = np.asarray(seq)
+    if seq.ndim != 2:
+        raise ValueError(f"seq must be (B, L), got shape {seq.shape}")
+    keep = seq != pad_token                                  # (B, L) real tokens
+    return keep[:, None, None, :]                            # (B, 1, 1, L) hides keys, not queries
+
+
+def create_combined_mask(seq: np.ndarray, pad_token: int = 0) -> np.ndarray:
+    """Causal AND padding, shape ``(B, 1, L, L)``."""
+    seq = np.asarray(seq)
+    B, L = seq.shape
+    causal = create_causal_mask(L)                           # (1, 1, L, L)
+    padding = create_padding_mask(seq, pad_token)            # (B, 1, 1, L)
+    return causal & padding                                  # (B, 1, L, L)
