@@ -1,0 +1,81 @@
+"""The CLI through click's CliRunner: help for every command, exit codes, files written."""
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.scorecard import validate
+
+
+def commands(group, prefix=()):
+    for name, cmd in group.commands.items():
+        yield (*prefix, name)
+        if hasattr(cmd, "commands"):
+            yield from commands(cmd, (*prefix, name))
+
+
+@pytest.mark.parametrize("argv", [(), *commands(main)])
+def test_every_command_has_help(argv):
+    result = CliRunner().invoke(main, [*argv, "--help"])
+    assert result.exit_code == 0, result.output
+    assert "Usage:" in result.output
+
+
+def test_list_names_the_exercises():
+    result = CliRunner().invoke(main, ["list"])
+    assert result.exit_code == 0
+    assert "softmax" in result.output and "attention_scores" in result.output
+
+
+def test_show_prints_the_spec():
+    result = CliRunner().invoke(main, ["show", "softmax"])
+    assert result.exit_code == 0 and "# softmax" in result.output
+
+
+def test_unknown_exercise_is_a_usage_error_listing_known_ids():
+    result = CliRunner().invoke(main, ["show", "softmaxx"])
+    assert result.exit_code == 2
+    assert "unknown exercise 'softmaxx'" in result.output and "softmax" in result.output
+
+
+def test_init_copies_the_stub_and_refuses_to_overwrite(tmp_path):
+    runner = CliRunner()
+    first = runner.invoke(main, ["init", "softmax", str(tmp_path)])
+    assert first.exit_code == 0
+    assert "raise NotImplementedError" in (tmp_path / "softmax.py").read_text()
+    second = runner.invoke(main, ["init", "softmax", str(tmp_path)])
+    assert second.exit_code == 2 and "already exists" in second.output
+
+
+def test_submit_exit_codes_and_scorecard(tmp_path, request):
+    root = request.config.rootpath
+    runner = CliRunner()
+    out = tmp_path / "card.json"
+    ok = runner.invoke(main, ["submit", "softmax", str(root / "reference/softmax.py"), "--sandbox", "process",
+                              "--seed", "3", "--out", str(out), "--json", "-q"])
+    assert ok.exit_code == 0, ok.output
+    doc = json.loads(out.read_text())
+    validate(doc)
+    assert doc["score"] == doc["max_score"] and doc["view"] == "candidate" and doc["seed"] is None
+    assert json.loads(ok.stdout)["score"] == doc["score"]
+    bad = runner.invoke(main, ["submit", "softmax", str(root / "submissions/samples/softmax/bug_naive_exp.py"),
+                               "--sandbox", "process", "--out", str(out), "-q"])
+    assert bad.exit_code == 1
+    assert "large_logits" in bad.output and "FAIL" in bad.output
+    missing = runner.invoke(main, ["submit", "softmax", str(tmp_path / "nope.py")])
+    assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_submit_infrastructure_error_exits_3(tmp_path, request, monkeypatch):
+    import grader.grading as grading
+
+    def broken(*_a, **_k):
+        raise RuntimeError("injected grader fault")
+
+    monkeypatch.setattr(grading, "build_plan", broken)
+    root = request.config.rootpath
+    result = CliRunner().invoke(main, ["submit", "softmax", str(root / "reference/softmax.py"), "--sandbox",
+                                       "process", "--out", str(tmp_path / "c.json"), "-q"])
+    assert result.exit_code == 3
+    assert "not the candidate's fault" in result.output
