@@ -274,3 +274,47 @@ def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext
         return Outcome(Verdict.PASSED, "", details)
 
     return judge
+
+
+def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
+    """Judge: the gradients the runner returned for ``labels`` (a step with ``backward``) equal
+    golden's within the dtype-aware tolerance, compared like ``close`` compares outputs.
+
+    Args:
+        labels: the labelled tensor arguments whose gradients are compared, in order.
+        factor: multiple of the same-dtype reference's gradient error allowed.
+    """
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        got_grads = ctx.got.report.get("gradients") or {}
+        exp_grads = ctx.expected.report.get("gradients") or {}
+        gold_grads = ctx.golden.report.get("gradients") or {}
+        per_label = {}
+        for label in labels:
+            name = f"gradient of {label}"
+            exp_desc, gold_desc = exp_grads.get(label) or {}, gold_grads.get(label) or {}
+            if exp_desc.get("kind") != "array" or gold_desc.get("kind") != "array":
+                raise GraderBug(f"reference produced no {name} in step {ctx.step.id}")
+            golden = ctx.golden.arrays[gold_desc["key"]]
+            got_desc = got_grads.get(label) or {}
+            if got_desc.get("kind") != "array":
+                note = got_desc.get("note", "no gradient was computed")
+                return Outcome(Verdict.FAILED, f"No {name}: {note}. Keep the whole computation in torch "
+                               "operations on the given tensors (no .detach(), .numpy()/NumPy, .item(), "
+                               "torch.no_grad() or re-wrapping with torch.tensor(...)).", {"gradient": label})
+            got = ctx.got.arrays[got_desc["key"]]
+            if tuple(got.shape) != tuple(golden.shape):
+                return Outcome(Verdict.FAILED, shape_message(name, got.shape, golden.shape) + ".",
+                               {"gradient": label, "got_shape": list(got.shape),
+                                "expected_shape": list(golden.shape)})
+            tol = tolerance_for(dtype_name(exp_desc), ctx.expected.arrays[exp_desc["key"]], golden, factor)
+            cmp = compare_arrays(name, got, golden, tol)
+            per_label[label] = cmp.details
+            if not cmp.ok:
+                return Outcome(Verdict.FAILED, cmp.message, {**cmp.details, "gradient": label})
+        return Outcome(Verdict.PASSED, "", {"gradients": per_label})
+
+    return judge

@@ -8,6 +8,7 @@ input to a candidate. See ``grader.runner`` for the wire format.
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -85,7 +86,7 @@ class Plan:
         """
         arrays = {k: (v.astype(np.float64) if v.dtype.kind in FLOAT_KINDS else v)
                   for k, v in self.arrays.items()}
-        wire = self.wire()
+        wire = copy.deepcopy(self.wire())  # the steps' own dicts must keep their dtypes
         for step in wire["steps"]:
             for arg in _step_args(step):
                 if "tensor" in arg and (arg.get("dtype") or "float32").startswith(("float", "bfloat")):
