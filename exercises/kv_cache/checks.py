@@ -1,0 +1,334 @@
+"""Host-side checks for `kv_cache`: stateful plans over a `CachedAttention` object.
+
+Each scenario constructs an object, then calls ``forward`` on successive chunks of one sequence
+(prefill, single-token decode steps, uneven chunks, ``use_cache=False``, ``clear_cache()``) and reads
+``k_cache``/``v_cache`` between calls; later steps use the same object. The runner only executes
+steps; what a step means is known here. Every ``forward`` output is compared with the reference's
+float64 run of the same plan, which equals full causal attention over the whole sequence
+(``tests/test_kv_cache.py`` proves that against an independent implementation). Diagnoses recompute
+the usual mistakes on the host in float64 (no causal mask in a multi-token prefill, a top-left
+aligned mask, the cache ignored, ...) and name the one the output matches.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grader.compare import close_enough, shape_message
+from grader.judges import (JudgeContext, Outcome, all_of, close, describe_value, dtype_preserved,
+                           failure_from_exception, inputs_unchanged, output_descriptor)
+from grader.plan import Plan, PlanBuilder
+from grader.tolerance import Tolerance
+from grader.verdicts import Verdict
+
+
+# -- host-side attention variants, for diagnoses -----------------------------------------------------
+
+def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *, mask: str = "causal",
+                 scale: str = "d_k", heads: str = "transpose", out_proj: bool = True) -> np.ndarray:
+    """Self-attention of the new tokens ``x`` over ``past + x`` in float64, with one thing varied.
+
+    mask: ``causal`` (bottom-right), ``none``, ``top_left`` (j <= i, ignoring the cached offset).
+    scale: ``d_k``, ``d_model`` or ``none``. heads: ``transpose`` (right) or ``reshape`` (a plain
+    reshape to (B, H, L, d_k), the usual mistake). out_proj: apply W_o.
+    """
+    W_q, W_k, W_v, W_o = (w.astype(np.float64) for w in W)
+    x = x.astype(np.float64)
+    full = np.concatenate([past.astype(np.float64), x], axis=1) if past.shape[1] else x
+    B, L, D = x.shape
+    S, d_k = full.shape[1], D // H
+
+    def split(t: np.ndarray) -> np.ndarray:
+        n = t.shape[1]
+        if heads == "reshape":
+            return t.reshape(B, H, n, d_k)
+        return t.reshape(B, n, H, d_k).transpose(0, 2, 1, 3)
+
+    q, k, v = split(x @ W_q), split(full @ W_k), split(full @ W_v)
+    s = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(D), "none": 1.0}[scale]
+    att = q @ k.transpose(0, 1, 3, 2) / s
+    i, j = np.arange(L)[:, None], np.arange(S)[None, :]
+    allowed = {"causal": j <= i + (S - L), "none": np.ones((L, S), bool), "top_left": j <= i}[mask]
+    att = np.where(allowed, att, -np.inf)
+    att = np.exp(att - att.max(axis=-1, keepdims=True))
+    att = att / att.sum(axis=-1, keepdims=True)
+    y = att @ v
+    y = y.reshape(B, L, D) if heads == "reshape" else y.transpose(0, 2, 1, 3).reshape(B, L, D)
+    return y @ W_o if out_proj else y
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind a wrong ``forward`` output, or None."""
+    meta = ctx.step.meta
+    arrays = ctx.plan.arrays
+    x = arrays[meta["x"]]
+    W = [arrays[n] for n in meta["W"]]
+    H = meta["H"]
+    B, L, D = x.shape
+    cached = [arrays[n] for n in meta["past"]]
+    past = np.concatenate(cached, axis=1) if cached else np.zeros((B, 0, D), x.dtype)
+    T = past.shape[1]
+    use_cache = meta["use_cache"]
+    seen = past if use_cache else np.zeros((B, 0, D), x.dtype)
+    if np.isnan(got).any():
+        return "the output contains NaN (a fully masked row? every new token must at least see itself)."
+
+    def like(**kw) -> bool:
+        return close_enough(got, _attention64(seen, x, W, H, **kw), tol)
+
+    if L > 1 and like(mask="none"):
+        return (f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
+                f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached).")
+    if T and use_cache and like(mask="top_left"):
+        return (f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
+                f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i.")
+    if T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol):
+        return ("the cache was ignored: the new tokens attended only to themselves, not to the "
+                f"{T} cached tokens before them.")
+    if T and not use_cache:
+        if close_enough(got, _attention64(past, x, W, H), tol):
+            return ("with use_cache=False the call attended to the cached tokens too; it must attend "
+                    "(causally) over x alone.")
+        if L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol):
+            return "with use_cache=False the call attended to the cache, and without a causal mask."
+    if use_cache and len(meta.get("every", [])) > len(cached):
+        every = np.concatenate([arrays[n] for n in meta["every"]], axis=1)
+        if close_enough(got, _attention64(every, x, W, H), tol):
+            return ("the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
+                    "the cache must be left untouched.")
+    if like(scale="d_model"):
+        return "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."
+    if like(scale="none"):
+        return "scores were not scaled by 1/sqrt(d_k)."
+    if like(out_proj=False):
+        return "the output projection W_o was not applied."
+    if L > 1 and like(heads="reshape"):
+        return ("heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
+                "swap axes 1 and 2 (and merge with the inverse).")
+    return None
+
+
+# -- judges for cache state ------------------------------------------------------------------------
+
+def _empty(desc: dict | None) -> bool:
+    """A cache holding no tokens: None, or an array with T = 0."""
+    return bool(desc) and (desc.get("kind") == "none" or (
+        desc.get("kind") == "array" and len(desc["shape"]) == 4 and desc["shape"][2] == 0))
+
+
+def cache_shape(name: str):
+    """Judge: the attribute is None (no tokens yet) or an array of shape (B, H, T, d_k)."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        want = output_descriptor(ctx.golden)
+        got = output_descriptor(ctx.got)
+        if want.get("kind") == "none":
+            if _empty(got):
+                return Outcome(Verdict.PASSED)
+            return Outcome(Verdict.FAILED, f"'{name}' should be None (no tokens cached yet), got "
+                           f"{describe_value(got)}.")
+        expected = tuple(want["shape"])
+        if not got or got.get("kind") != "array":
+            return Outcome(Verdict.FAILED, f"'{name}' should be an array of shape {expected} (B, H, T, d_k), "
+                           f"got {describe_value(got)}.")
+        shape = tuple(got["shape"])
+        if shape == expected:
+            return Outcome(Verdict.PASSED, "", {"shape": list(shape)})
+        B, H, T, d_k = expected
+        hint = None
+        if shape == (B, T, H * d_k):
+            hint = "the cache holds keys/values before splitting heads; store them as (B, H, T, d_k)."
+        elif shape == (B, T, H, d_k):
+            hint = "the time and head axes are swapped; store (B, H, T, d_k)."
+        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] > T:
+            hint = (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen; a preallocated "
+                    "buffer must be exposed as its filled part ([:, :, :T]).")
+        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] < T:
+            hint = f"only {shape[2]} of the T = {T} tokens seen so far are in the cache."
+        msg = shape_message(name, shape, expected) + f" (B, H, T, d_k) after T = {T} tokens."
+        return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + msg,
+                       {"got_shape": list(shape), "expected_shape": list(expected)})
+
+    return judge
+
+
+def cache_unchanged(name: str, before_step: str):
+    """Judge: the attribute equals (bit for bit) what the candidate's ``before_step`` read."""
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        failed = failure_from_exception(ctx)
+        if failed:
+            return failed
+        before = ctx.candidate_steps.get(before_step)
+        if before is None or not before.report.get("ok"):
+            return Outcome(Verdict.ERROR, f"Could not read '{name}' before the use_cache=False call.")
+        b, a = output_descriptor(before), output_descriptor(ctx.got)
+        if _empty(b) and _empty(a):
+            return Outcome(Verdict.PASSED)
+        same = (b and a and b.get("kind") == a.get("kind") == "array" and b["shape"] == a["shape"]
+                and np.array_equal(before.arrays[b["key"]], ctx.got.arrays[a["key"]], equal_nan=True))
+        if same:
+            return Outcome(Verdict.PASSED)
+        return Outcome(Verdict.FAILED, f"forward(x, ..., use_cache=False) changed '{name}': before the call it "
+                       f"was {describe_value(b)}, after it {describe_value(a)}. With use_cache=False the cache "
+                       "must be left untouched.", {"before": b, "after": a})
+
+    return judge
+
+
+def returned_normally(ctx: JudgeContext) -> Outcome:
+    """Judge: the call returned without raising (its effect is judged by later steps)."""
+    return failure_from_exception(ctx) or Outcome(Verdict.PASSED)
+
+
+# -- the plan --------------------------------------------------------------------------------------
+
+class _Sequence:
+    """Builds the steps of one stateful scenario: one object, one sequence of chunks."""
+
+    def __init__(self, b: PlanBuilder, name: str, rng: np.random.Generator, *, B: int, D: int, H: int,
+                 dtype=np.float32, check: str):
+        self.b, self.name, self.rng = b, name, rng
+        self.B, self.D, self.H, self.dtype, self.check = B, D, H, dtype, check
+        self.past: list[str] = []
+        self.every: list[str] = []     # every x since the last clear, cached or not (for diagnoses)
+        self.n = 0
+        scale = 1.0 / math.sqrt(D)
+        self.W = []
+        for w in ("W_q", "W_k", "W_v", "W_o"):
+            arr = (rng.standard_normal((D, D)) * scale).astype(dtype)
+            self.W.append(b.array(f"{name}.{w}", arr, label=w))
+        b.construct(check, "CachedAttention", name, [b.value(D), b.value(H)],
+                    describe=f"CachedAttention(d_model={D}, num_heads={H})", step_id=f"{name}.construct")
+
+    @property
+    def T(self) -> int:
+        return sum(self.b.plan.arrays[n].shape[1] for n in self.past)
+
+    def forward(self, L: int, *, use_cache: bool = True, check: str | None = None, judge=None) -> str:
+        self.n += 1
+        x = self.rng.standard_normal((self.B, L, self.D)).astype(self.dtype)
+        xname = f"{self.name}.x{self.n}"
+        kwargs = {} if use_cache else {"use_cache": self.b.value(False)}
+        T = self.T
+        where = (f"tokens {T}..{T + L - 1}" if L > 1 else f"token {T}") if use_cache else f"{L} tokens, cache of {T} kept aside"
+        desc = (f"{self.name}: forward(x (B={self.B}, L_new={L}, D={self.D}) {np.dtype(self.dtype).name}"
+                + (", use_cache=False" if not use_cache else "") + f") after {T} cached tokens ({where}), "
+                f"num_heads={self.H}")
+        step = self.b.method(check or self.check, self.name, "forward",
+                             [self.b.array(xname, x, label="x"), *self.W], kwargs,
+                             judge=judge or all_of(close(diagnose=diagnose), inputs_unchanged()),
+                             describe=desc, step_id=f"{self.name}.forward{self.n}",
+                             meta={"x": xname, "past": list(self.past), "every": list(self.every),
+                                   "W": [w["array"] for w in self.W],
+                                   "H": self.H, "use_cache": use_cache})
+        if use_cache:
+            self.past.append(xname)
+        self.every.append(xname)
+        return step.id
+
+    def read(self, check: str, judge_for=None, tag: str = "") -> list[str]:
+        ids = []
+        for attr in ("k_cache", "v_cache"):
+            judge = judge_for(attr) if judge_for else cache_shape(attr)
+            step = self.b.getattr(check, self.name, attr, judge=judge,
+                                  describe=f"{self.name}: {attr} after {self.T} tokens",
+                                  step_id=f"{self.name}.{attr}.{tag or self.n}")
+            ids.append(step.id)
+        return ids
+
+    def clear(self) -> None:
+        self.n += 1
+        self.b.method(self.check, self.name, "clear_cache", judge=returned_normally,
+                      describe=f"{self.name}: clear_cache()", step_id=f"{self.name}.clear{self.n}")
+        self.past = []
+        self.every = []
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the kv_cache plan: public scenarios from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    rng = np.random.default_rng(public_seed)
+
+    # prefill of 5 tokens, then 6 single-token decode steps; cache shapes read after every step
+    s = _Sequence(b, "decode", rng, B=1, D=16, H=4, check="prefill_decode")
+    s.read("cache_shapes", tag="initial")
+    s.forward(5)
+    s.read("cache_shapes")
+    for _ in range(6):
+        s.forward(1)
+        s.read("cache_shapes")
+
+    # chunked prefill with uneven chunks, then decode
+    s = _Sequence(b, "chunked", rng, B=2, D=16, H=2, check="chunked_prefill")
+    for L in (3, 1, 4, 1, 5):
+        s.forward(L)
+    s.read("cache_shapes")
+    s.forward(1)
+    s.forward(1)
+
+    # use_cache=False: on a fresh object, then on an object holding a cache
+    s = _Sequence(b, "nocache", rng, B=2, D=12, H=3, check="no_cache_output")
+    before = s.read("no_cache_state", judge_for=lambda _a: None, tag="before1")
+    s.forward(4, use_cache=False)
+    s.read("no_cache_state", judge_for=lambda a: cache_unchanged(a, before[0 if a == "k_cache" else 1]),
+           tag="after1")
+    s.forward(3, check="no_cache_state")         # must attend over these 3 tokens only
+    before = s.read("no_cache_state", judge_for=lambda _a: None, tag="before2")
+    s.forward(5, use_cache=False)
+    s.forward(1, use_cache=False)
+    s.read("no_cache_state", judge_for=lambda a: cache_unchanged(a, before[0 if a == "k_cache" else 1]),
+           tag="after2")
+    s.forward(1, check="no_cache_state")          # the cache must still hold exactly the 3 cached tokens
+    s.forward(2, check="no_cache_state")
+
+    # clear_cache(), then a new sequence on the same object
+    s = _Sequence(b, "clear", rng, B=2, D=16, H=4, check="clear_cache")
+    s.forward(4)
+    s.forward(1)
+    s.clear()
+    s.read("clear_cache", tag="cleared")
+    s.forward(3)
+    s.read("clear_cache")
+    s.forward(1)
+    s.forward(2)
+
+    # batch > 1 with distinct sequences
+    s = _Sequence(b, "batch", rng, B=3, D=16, H=4, check="batch")
+    s.forward(4)
+    for _ in range(3):
+        s.forward(1)
+    s.forward(2)
+    s.read("cache_shapes")
+
+    # float64 end to end
+    s = _Sequence(b, "f64", rng, B=2, D=16, H=2, dtype=np.float64, check="float64")
+    s.forward(3)
+    s.forward(2)
+    s.forward(1)
+    s.forward(1)
+
+    # outputs keep the input dtype
+    for dtype in (np.float32, np.float64):
+        s = _Sequence(b, f"dtype_{np.dtype(dtype).name}", rng, B=1, D=8, H=2, dtype=dtype,
+                      check="dtype_preserved")
+        s.forward(3, judge=dtype_preserved())
+        s.forward(1, judge=dtype_preserved())
+
+    hidden = np.random.default_rng(hidden_seed)
+    for k in range(2):
+        H = int(hidden.choice([1, 2, 4]))
+        D = H * int(hidden.integers(2, 7))
+        dtype = np.float32 if k == 0 else np.float64
+        s = _Sequence(b, f"hidden{k}", hidden, B=int(hidden.integers(1, 4)), D=D, H=H, dtype=dtype,
+                      check="hidden_sequences")
+        for L in hidden.integers(1, 6, size=int(hidden.integers(2, 5))):
+            s.forward(int(L))
+        for _ in range(int(hidden.integers(1, 4))):
+            s.forward(1)
+    return b.plan
