@@ -1,0 +1,270 @@
+"""Host-side checks for `mha`: the plan of public and hidden cases, and how each is judged.
+
+Every case calls ``multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o[, mask])``
+with every argument positional (the parameter names are the candidate's choice) and compares with
+the float64 golden answer under the dtype-aware tolerance. Gradient cases ask the runner for a
+backward pass with a fixed upstream gradient. Diagnoses replay the usual mistakes in float64
+NumPy (``attention64``) and name the one the candidate's output matches.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grader.compare import close_enough
+from grader.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+                           inputs_unchanged, raises)
+from grader.plan import Plan, PlanBuilder
+from grader.tolerance import Tolerance
+
+INPUTS = ("query", "key", "value")
+WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
+
+
+# -- a float64 model of attention and of its usual mistakes (host only) ------------------------------
+
+def _split(t: np.ndarray, heads: int, d_k: int, mode: str) -> np.ndarray:
+    B, L, _ = t.shape
+    if mode == "reshape":  # the mistake: (B, L, H*d_k) read as (B, H, L, d_k)
+        return t.reshape(B, heads, L, d_k)
+    return t.reshape(B, L, heads, d_k).transpose(0, 2, 1, 3)
+
+
+def attention64(xq, xk, xv, heads, W_q, W_k, W_v, W_o, mask=None, *, kv_heads=None, scale="d_k",
+                split="transpose", polarity=True, use_wo=True, kv_map="interleave") -> np.ndarray:
+    """Multi-head (or grouped-query) attention in float64 NumPy, with switches for known mistakes.
+
+    Args:
+        xq, xk, xv: (B, L_q, D), (B, L_k, D), (B, L_k, D).
+        heads: query heads H; ``kv_heads`` (default H) key/value heads, W_k/W_v of width kv_heads*d_k.
+        mask: None or broadcastable to (B, H, L_q, L_k); nonzero = may attend.
+        scale: ``d_k`` (right), ``none`` (unscaled), ``D`` (by sqrt(D)), ``kv_width`` (sqrt(kv_heads*d_k)).
+        split: ``transpose`` (right) or ``reshape`` (heads split and merged by reshape alone).
+        polarity: False applies the mask reversed.
+        use_wo: False skips the output projection.
+        kv_map: ``interleave`` (right: head h -> h // group) or ``repeat`` (head h -> h % kv_heads).
+    """
+    f = lambda a: np.asarray(a, dtype=np.float64)  # noqa: E731
+    xq, xk, xv, W_q, W_k, W_v, W_o = map(f, (xq, xk, xv, W_q, W_k, W_v, W_o))
+    B, L_q, D = xq.shape
+    kv_heads = kv_heads or heads
+    d_k = D // heads
+    q = _split(xq @ W_q, heads, d_k, split)
+    k = _split(xk @ W_k, kv_heads, d_k, split)
+    v = _split(xv @ W_v, kv_heads, d_k, split)
+    group = heads // kv_heads
+    index = np.arange(heads) // group if kv_map == "interleave" else np.arange(heads) % kv_heads
+    k, v = k[:, index], v[:, index]
+    denom = {"d_k": math.sqrt(d_k), "none": 1.0, "D": math.sqrt(D), "kv_width": math.sqrt(kv_heads * d_k)}[scale]
+    s = q @ np.swapaxes(k, -1, -2) / denom
+    keep = np.ones(s.shape, dtype=bool)
+    if mask is not None:
+        keep = np.broadcast_to(np.asarray(mask) != 0, s.shape)
+        keep = keep if polarity else ~keep
+    s = np.where(keep, s, -np.inf)
+    m = np.max(s, axis=-1, keepdims=True)
+    e = np.exp(s - np.where(np.isfinite(m), m, 0.0))
+    tot = e.sum(axis=-1, keepdims=True)
+    att = np.divide(e, tot, out=np.zeros_like(e), where=tot > 0)
+    y = att @ v
+    y = y.reshape(B, L_q, D) if split == "reshape" else y.transpose(0, 2, 1, 3).reshape(B, L_q, D)
+    return y @ W_o if use_wo else y
+
+
+MISTAKES = (
+    ({"split": "reshape"}, "the heads were split with a reshape to (B, H, L, d_k) and no transpose; reshape "
+                           "to (B, L, H, d_k), then swap axes 1 and 2 (and invert both when merging)."),
+    ({"scale": "none"}, "the scores were not scaled: the output matches softmax(Q K^T) V instead of "
+                        "softmax(Q K^T / sqrt(d_k)) V."),
+    ({"scale": "D"}, "the scores were scaled by 1/sqrt(D) (the model width) instead of 1/sqrt(d_k) "
+                     "(the per-head width D // num_heads)."),
+    ({"polarity": False}, "the mask was applied with the opposite polarity: nonzero / True means "
+                          "'may attend', 0 / False means 'masked out'."),
+    ({"use_wo": False}, "the output projection W_o was not applied to the merged heads."),
+)
+
+
+def _call_args(ctx: JudgeContext) -> dict:
+    args = [ctx.arg(i) for i in range(len(ctx.step.wire["args"]))]
+    return {"xq": args[0], "xk": args[1], "xv": args[2], "heads": args[3], "W_q": args[4], "W_k": args[5],
+            "W_v": args[6], "W_o": args[7], "mask": args[8] if len(args) > 8 else None}
+
+
+def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, call_args) -> str | None:
+    """The sentence of the first mistake whose float64 replay matches ``got`` (and not the answer)."""
+    if got.shape != ctx.golden.arrays[ctx.golden.report["output"]["key"]].shape or not np.isfinite(got).all():
+        if np.isnan(got).any():
+            return ("the output contains NaN: a query row whose keys are all masked must give weights 0 "
+                    "and output 0 (softmax over only -inf is 0/0).")
+        return None
+    golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
+    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
+    for switches, sentence in mistakes:
+        alt = attention64(**call_args, **switches)
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+            return sentence
+    return None
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind a wrong multi-head attention output, or None."""
+    return name_mistake(ctx, got, tol, MISTAKES, _call_args(ctx))
+
+
+# -- cases -------------------------------------------------------------------------------------------
+
+def padding_mask(rng: np.random.Generator, B: int, L_k: int, *, allow_empty: bool = False) -> np.ndarray:
+    """(B, 1, 1, L_k) bool: the last ``n_pad`` keys of each sequence are padding."""
+    keep = np.ones((B, 1, 1, L_k), dtype=bool)
+    for b in range(B):
+        n_pad = int(rng.integers(0, L_k + 1 if allow_empty else L_k))
+        if n_pad:
+            keep[b, ..., L_k - n_pad:] = False
+    return keep
+
+
+def causal_mask(L_q: int, L_k: int) -> np.ndarray:
+    """(1, 1, L_q, L_k) bool, bottom-right aligned: query i sees keys j <= i + (L_k - L_q)."""
+    i = np.arange(L_q)[:, None]
+    j = np.arange(L_k)[None, :]
+    return (j <= i + (L_k - L_q))[None, None]
+
+
+class _Cases:
+    """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
+
+    def __init__(self, b: PlanBuilder):
+        self.b = b
+        self.n = 0
+
+    def add(self, check: str, rng: np.random.Generator, *, B: int, L_q: int, L_k: int | None = None, D: int,
+            H: int, dtype: str = "float32", self_attn: bool = False, mask: np.ndarray | None = None,
+            mask_dtype: str = "bool", grad: tuple[str, ...] = (), judge=None, note: str = "") -> None:
+        self.n += 1
+        n, b = self.n, self.b
+        L_k = L_q if L_k is None else L_k
+        x_q = rng.standard_normal((B, L_q, D))
+        x_k = x_q if self_attn else rng.standard_normal((B, L_k, D))
+        x_v = x_q if self_attn else rng.standard_normal((B, L_k, D))
+        weights = [rng.standard_normal((D, D)) / math.sqrt(D) * 1.5 for _ in WEIGHTS]
+        store = np.float64 if dtype == "float64" else np.float32
+        rg = bool(grad)
+        args = [b.tensor(f"{label}{n}", a.astype(store), dtype=dtype, requires_grad=rg, label=label)
+                for label, a in zip(INPUTS, (x_q, x_k, x_v))]
+        args.append(b.value(H))
+        args += [b.tensor(f"{label}{n}", w.astype(store), dtype=dtype, requires_grad=rg, label=label)
+                 for label, w in zip(WEIGHTS, weights)]
+        mask_note = ""
+        if mask is not None:
+            stored = mask.astype(bool) if mask_dtype == "bool" else mask.astype(np.float64 if mask_dtype == "float64"
+                                                                               else np.float32 if mask_dtype.startswith("float")
+                                                                               else np.int64)
+            args.append(b.tensor(f"mask{n}", stored, dtype=mask_dtype, label="mask"))
+            mask_note = f", mask {tuple(mask.shape)} {mask_dtype}"
+        backward = None
+        if grad:
+            g = rng.standard_normal((B, L_q, D)).astype(store)
+            b.array(f"grad_out{n}", g)
+            backward = {"grad_output": f"grad_out{n}", "wrt": list(grad)}
+        kind = "self-attention" if self_attn else "cross-attention" if L_k != L_q else "attention"
+        describe = (f"{kind}: query ({B}, {L_q}, {D}), key/value ({B}, {L_k}, {D}), num_heads={H}, "
+                    f"{dtype}{mask_note}" + (f", gradients of {', '.join(grad)}" if grad else "")
+                    + (f", {note}" if note else ""))
+        b.call(check, "multi_head_attention", args, judge=judge or close(diagnose=diagnose),
+               describe=describe, backward=backward)
+
+    def bad_heads(self, check: str, rng: np.random.Generator, *, D: int, H: int) -> None:
+        self.n += 1
+        n, b = self.n, self.b
+        x = rng.standard_normal((2, 3, D)).astype(np.float32)
+        args = [b.tensor(f"{label}{n}", x, label=label) for label in INPUTS] + [b.value(H)]
+        args += [b.tensor(f"{label}{n}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32), label=label)
+                 for label in WEIGHTS]
+        b.call(check, "multi_head_attention", args, judge=raises("ValueError", when=f"D={D} % num_heads={H} != 0"),
+               describe=f"query/key/value (2, 3, {D}), num_heads={H} (D % num_heads != 0)")
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the mha plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    c = _Cases(b)
+    rng = np.random.default_rng(public_seed)
+
+    c.add("self_attention", rng, B=2, L_q=6, D=16, H=4, self_attn=True)
+    c.add("self_attention", rng, B=3, L_q=5, D=8, H=2, self_attn=True)
+    c.add("cross_attention", rng, B=2, L_q=3, L_k=7, D=16, H=4)
+    c.add("cross_attention", rng, B=2, L_q=9, L_k=4, D=8, H=2)
+    c.add("float64", rng, B=2, L_q=5, L_k=6, D=16, H=4, dtype="float64")
+    c.add("float64", rng, B=1, L_q=7, D=12, H=3, dtype="float64", self_attn=True)
+    c.add("single_head", rng, B=2, L_q=5, D=8, H=1, self_attn=True)
+    c.add("single_head", rng, B=2, L_q=4, L_k=6, D=6, H=1)
+    c.add("many_heads", rng, B=2, L_q=5, D=32, H=8, self_attn=True)
+    c.add("many_heads", rng, B=2, L_q=4, L_k=5, D=6, H=6, note="d_k = 1")
+    c.add("odd_width", rng, B=2, L_q=5, D=12, H=3, self_attn=True)
+    c.add("odd_width", rng, B=2, L_q=4, L_k=6, D=20, H=5)
+    c.add("odd_width", rng, B=1, L_q=6, D=18, H=6, self_attn=True)
+    c.add("batch_one", rng, B=1, L_q=5, D=16, H=4, self_attn=True)
+    c.add("batch_one", rng, B=1, L_q=2, L_k=8, D=8, H=2)
+    c.add("padding_mask", rng, B=3, L_q=6, D=16, H=4, self_attn=True, mask=padding_mask(rng, 3, 6))
+    c.add("padding_mask", rng, B=4, L_q=3, L_k=7, D=8, H=2, mask=padding_mask(rng, 4, 7))
+    c.add("causal_mask", rng, B=2, L_q=6, D=16, H=4, self_attn=True, mask=causal_mask(6, 6))
+    c.add("causal_mask", rng, B=2, L_q=7, D=8, H=2, self_attn=True, mask=causal_mask(7, 7)[0, 0],
+          note="mask of shape (L, L)")
+    c.add("causal_mask", rng, B=2, L_q=3, L_k=8, D=8, H=2, mask=causal_mask(3, 8), note="bottom-right aligned")
+    combined = causal_mask(6, 6) & padding_mask(rng, 2, 6)
+    c.add("numeric_mask", rng, B=2, L_q=6, D=8, H=2, self_attn=True, mask=combined, mask_dtype="float32",
+          note="mask of 0.0 / 1.0")
+    c.add("numeric_mask", rng, B=3, L_q=4, L_k=5, D=8, H=2, mask=padding_mask(rng, 3, 5), mask_dtype="int64",
+          note="mask of integer 0 / 1")
+    c.add("numeric_mask", rng, B=2, L_q=5, D=8, H=2, self_attn=True, dtype="float64", mask=causal_mask(5, 5),
+          mask_dtype="float64", note="mask of 0.0 / 1.0")
+    empty = padding_mask(rng, 3, 5)
+    empty[1] = False
+    c.add("fully_masked_rows", rng, B=3, L_q=4, L_k=5, D=8, H=2, mask=empty, note="batch 1: every key masked")
+    rows = np.ones((2, 1, 5, 5), dtype=bool)
+    rows[0, 0, 2, :] = False
+    rows[1, 0, 4, :] = False
+    rows[1, 0, 0, 3:] = False
+    c.add("fully_masked_rows", rng, B=2, L_q=5, D=8, H=2, self_attn=True, mask=rows, note="some query rows fully masked")
+    for dtype in ("float16", "bfloat16"):
+        c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype=dtype, self_attn=True)
+        c.add("half_precision", rng, B=2, L_q=3, L_k=9, D=16, H=2, dtype=dtype)
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        c.add("dtype_preserved", rng, B=2, L_q=4, D=8, H=2, dtype=dtype, self_attn=True, judge=dtype_preserved())
+    for dtype in ("float64", "float32"):
+        c.add("grad_inputs", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=INPUTS,
+              judge=gradients_close(INPUTS))
+    c.add("grad_inputs", rng, B=2, L_q=5, D=12, H=3, dtype="float64", grad=INPUTS, mask=padding_mask(rng, 2, 5),
+          judge=gradients_close(INPUTS))
+    for dtype in ("float64", "float32"):
+        c.add("grad_weights", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=WEIGHTS,
+              judge=gradients_close(WEIGHTS))
+    c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
+          judge=gradients_close(WEIGHTS))
+    unchanged = all_of(inputs_unchanged(), close(diagnose=diagnose))
+    c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
+    c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),
+          judge=unchanged)
+    c.bad_heads("bad_num_heads", rng, D=10, H=4)
+    c.bad_heads("bad_num_heads", rng, D=8, H=3)
+
+    hidden = np.random.default_rng(hidden_seed)
+    for i in range(6):
+        H = int(hidden.choice([1, 2, 3, 4, 6]))
+        D = H * int(hidden.integers(1, 7))
+        B, L_q, L_k = (int(v) for v in hidden.integers(1, 8, size=3))
+        dtype = "float32" if i % 2 else "float64"
+        mask = None
+        if i % 3 == 1:
+            mask = padding_mask(hidden, B, L_k)
+        elif i % 3 == 2:
+            mask = causal_mask(L_q, max(L_q, L_k))
+            L_k = max(L_q, L_k)
+        c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
+              mask_dtype="bool" if i % 2 else "float32")
+        if i < 2:
+            c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
+                  grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))
+    return b.plan
