@@ -1,0 +1,122 @@
+"""Tests for the `causal_mask` exercise: the reference against independent constructions, and the
+grader's verdicts and messages on known-correct and known-wrong solutions."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.exercise import get_exercise, project_root
+from grader.grading import grade_submission
+
+SAMPLES = project_root() / "submissions" / "samples" / "causal_mask"
+
+
+@pytest.fixture(scope="module")
+def ref():
+    path = project_root() / "reference" / "causal_mask.py"
+    spec = importlib.util.spec_from_file_location("ref_causal_mask", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return get_exercise("causal_mask")
+
+
+def grade(exercise, path: Path, seed: int = 11):
+    card = grade_submission(exercise, path, sandbox="process", seed=seed)
+    return card, {c.id: c for c in card.checks}
+
+
+@pytest.mark.parametrize("L,S", [(1, 1), (1, 7), (4, 4), (3, 8), (5, 6), (2, 40)])
+def test_causal_mask_is_the_offset_lower_triangle(ref, L, S):
+    mask = ref.create_causal_mask(L, S)
+    assert mask.shape == (1, 1, L, S)
+    np.testing.assert_array_equal(mask[0, 0] != 0, np.tril(np.ones((L, S)), k=S - L) != 0)
+
+
+def test_causal_mask_default_is_square_triangle(ref):
+    np.testing.assert_array_equal(ref.create_causal_mask(4)[0, 0],
+                                  np.array([[1, 0, 0, 0], [1, 1, 0, 0], [1, 1, 1, 0], [1, 1, 1, 1]], bool))
+    np.testing.assert_array_equal(ref.create_causal_mask(3, None), ref.create_causal_mask(3))
+
+
+def test_kv_len_shorter_than_seq_len_raises(ref):
+    with pytest.raises(ValueError):
+        ref.create_causal_mask(5, 3)
+
+
+def test_padding_and_combined_masks_match_loops(ref):
+    seq = np.array([[4, 0, 9, 3, 3], [3, 3, 1, 2, 0], [3, 3, 3, 3, 3]])
+    pad = ref.create_padding_mask(seq, pad_token=3)
+    comb = ref.create_combined_mask(seq, pad_token=3)
+    assert pad.shape == (3, 1, 1, 5) and comb.shape == (3, 1, 5, 5)
+    for b in range(3):
+        for i in range(5):
+            for j in range(5):
+                assert bool(pad[b, 0, 0, j]) == (seq[b, j] != 3)
+                assert bool(comb[b, 0, i, j]) == (j <= i and seq[b, j] != 3)
+    assert not comb[2].any()                       # an all-padding row hides every key
+
+
+def test_reference_gets_full_marks(exercise):
+    card, _ = grade(exercise, exercise.reference_path)
+    assert card.status == "graded" and card.score == card.max_score == 16
+
+
+def test_unseen_style_float32_masks_get_full_marks(exercise, tmp_path):
+    src = tmp_path / "fromfunction.py"
+    src.write_text('''
+import numpy as np
+
+def create_causal_mask(seq_len, kv_len=None):
+    kv_len = seq_len if kv_len is None else kv_len
+    if kv_len < seq_len:
+        raise ValueError("too short")
+    m = np.fromfunction(lambda i, j: (j <= i + kv_len - seq_len), (seq_len, kv_len)).astype(np.float32)
+    return m.reshape(1, 1, seq_len, kv_len)
+
+def create_padding_mask(seq, pad_token=0):
+    return np.expand_dims(np.float32(1) - (seq == pad_token).astype(np.float32), axis=(1, 2))
+
+def create_combined_mask(seq, pad_token=0):
+    return create_causal_mask(seq.shape[1]) * create_padding_mask(seq, pad_token)
+''')
+    card, checks = grade(exercise, src)
+    assert card.score == card.max_score, {k: c.message for k, c in checks.items() if c.verdict != "passed"}
+
+
+def test_combined_or_is_caught_and_named(exercise):
+    card, checks = grade(exercise, SAMPLES / "bug_combined_or.py")
+    assert checks["combined_mask"].verdict == "failed"
+    assert "combined with OR" in checks["combined_mask"].message
+    assert checks["causal_square"].verdict == "passed" and checks["padding_mask"].verdict == "passed"
+
+
+def test_leakage_probe_names_first_leaking_pair(exercise):
+    _, checks = grade(exercise, SAMPLES / "bug_upper_triangle.py")
+    leak = checks["no_future_leakage"]
+    assert leak.verdict == "failed"
+    assert leak.details["first_leak"] == {"batch": 0, "query": 0, "key": 1}
+    assert "query 0" in leak.message and "key/value 1" in leak.message and "future token" in leak.message
+
+
+def test_padding_on_query_axis_leaks_padded_keys(exercise):
+    _, checks = grade(exercise, SAMPLES / "bug_combined_query_padding.py")
+    leak = checks["no_padding_leakage"]
+    assert leak.verdict == "failed" and "a padding token" in leak.message
+    assert "query axis" in checks["combined_mask"].message
+
+
+def test_top_left_alignment_diagnosed(exercise):
+    _, checks = grade(exercise, SAMPLES / "bug_top_left.py")
+    assert checks["causal_kv_len"].verdict == "failed"
+    assert "top-left" in checks["causal_kv_len"].message
+    assert checks["causal_square"].verdict == "passed"
+    assert checks["no_future_leakage"].verdict == "passed"    # over-masking leaks nothing

@@ -1,0 +1,166 @@
+"""Tests for the `kv_cache` exercise: the reference against full causal attention written here from
+scratch, and the grader's verdicts and messages on known-correct and known-wrong solutions."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from grader.exercise import get_exercise, project_root
+from grader.grading import grade_submission
+
+SAMPLES = project_root() / "submissions" / "samples" / "kv_cache"
+
+
+@pytest.fixture(scope="module")
+def ref():
+    path = project_root() / "reference" / "kv_cache.py"
+    spec = importlib.util.spec_from_file_location("ref_kv_cache", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def exercise():
+    return get_exercise("kv_cache")
+
+
+def full_causal_attention(x, W_q, W_k, W_v, W_o, H):
+    """Causal multi-head self-attention over the whole sequence, one (batch, head, query) at a time."""
+    B, L, D = x.shape
+    d = D // H
+    q, k, v = x @ W_q, x @ W_k, x @ W_v
+    merged = np.zeros((B, L, D))
+    for b in range(B):
+        for h in range(H):
+            cols = slice(h * d, (h + 1) * d)
+            for i in range(L):
+                s = np.array([q[b, i, cols] @ k[b, j, cols] / math.sqrt(d) for j in range(i + 1)])
+                w = np.exp(s - s.max())
+                w /= w.sum()
+                merged[b, i, cols] = sum(w[j] * v[b, j, cols] for j in range(i + 1))
+    return merged @ W_o
+
+
+def weights(rng, D):
+    return [rng.standard_normal((D, D)) / math.sqrt(D) for _ in range(4)]
+
+
+def run_chunks(attn, x, W, chunks, use_cache=True):
+    outs, start = [], 0
+    for n in chunks:
+        outs.append(attn.forward(x[:, start:start + n], *W, use_cache=use_cache))
+        start += n
+    return np.concatenate(outs, axis=1)
+
+
+@pytest.mark.parametrize("chunks", [[5, 1, 1, 1, 1], [3, 1, 4, 1, 5], [1] * 6, [7]])
+def test_reference_equals_full_causal_attention(ref, chunks):
+    rng = np.random.default_rng(sum(chunks))
+    B, D, H = 2, 12, 3
+    x = rng.standard_normal((B, sum(chunks), D))
+    W = weights(rng, D)
+    attn = ref.CachedAttention(D, H)
+    got = run_chunks(attn, x, W, chunks)
+    np.testing.assert_allclose(got, full_causal_attention(x, *W, H), rtol=1e-10, atol=1e-12)
+    assert attn.k_cache.shape == attn.v_cache.shape == (B, H, sum(chunks), D // H)
+
+
+def test_reference_use_cache_false_and_clear(ref):
+    rng = np.random.default_rng(3)
+    B, D, H = 1, 8, 2
+    W = weights(rng, D)
+    attn = ref.CachedAttention(D, H)
+    assert attn.k_cache is None and attn.v_cache is None
+    first = rng.standard_normal((B, 4, D))
+    attn.forward(first, *W)
+    k_before, v_before = attn.k_cache.copy(), attn.v_cache.copy()
+    other = rng.standard_normal((B, 3, D))
+    np.testing.assert_allclose(attn.forward(other, *W, use_cache=False), full_causal_attention(other, *W, H),
+                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(attn.k_cache, k_before)
+    np.testing.assert_array_equal(attn.v_cache, v_before)
+    attn.clear_cache()
+    assert attn.k_cache is None and attn.v_cache is None
+    np.testing.assert_allclose(attn.forward(other, *W), full_causal_attention(other, *W, H), rtol=1e-10, atol=1e-12)
+
+
+def test_reference_keeps_float32(ref):
+    rng = np.random.default_rng(4)
+    W = [w.astype(np.float32) for w in weights(rng, 8)]
+    attn = ref.CachedAttention(8, 2)
+    out = attn.forward(rng.standard_normal((1, 3, 8)).astype(np.float32), *W)
+    assert out.dtype == np.float32 and attn.k_cache.dtype == np.float32
+
+
+def test_reference_gets_full_marks(exercise):
+    card = grade_submission(exercise, exercise.reference_path, sandbox="process", seed=5)
+    assert card.status == "graded" and card.score == card.max_score
+
+
+def test_unseen_style_dict_cache_empty_arrays_gets_full_marks(exercise, tmp_path):
+    """A style no sample has: per-token decode loop, cache cleared to T = 0 arrays, softmax via logsumexp."""
+    src = tmp_path / "tokenwise.py"
+    src.write_text('''
+import numpy as np
+
+class CachedAttention:
+    def __init__(self, d_model, num_heads):
+        self.H, self.D = num_heads, d_model
+        self.k_cache = None
+        self.v_cache = None
+
+    def clear_cache(self):
+        if self.k_cache is not None:
+            self.k_cache = self.k_cache[:, :, :0]
+            self.v_cache = self.v_cache[:, :, :0]
+
+    def forward(self, x, W_q, W_k, W_v, W_o, use_cache=True):
+        B, L, D = x.shape
+        H, d = self.H, D // self.H
+        heads = lambda t: np.stack([t[..., h * d:(h + 1) * d] for h in range(H)], axis=1)  # (B, H, L, d)
+        q, k, v = heads(x @ W_q), heads(x @ W_k), heads(x @ W_v)
+        past_k = self.k_cache if (use_cache and self.k_cache is not None) else np.zeros((B, H, 0, d), x.dtype)
+        past_v = self.v_cache if (use_cache and self.v_cache is not None) else np.zeros((B, H, 0, d), x.dtype)
+        outs = []
+        for i in range(L):                       # token by token, each sees the past and itself
+            past_k = np.concatenate([past_k, k[:, :, i:i + 1]], axis=2)
+            past_v = np.concatenate([past_v, v[:, :, i:i + 1]], axis=2)
+            s = (q[:, :, i:i + 1] @ np.swapaxes(past_k, 2, 3)) / np.sqrt(np.asarray(d, x.dtype))
+            lse = np.log(np.exp(s - s.max(-1, keepdims=True)).sum(-1, keepdims=True)) + s.max(-1, keepdims=True)
+            outs.append(np.exp(s - lse) @ past_v)
+        if use_cache:
+            self.k_cache, self.v_cache = past_k, past_v
+        y = np.concatenate(outs, axis=2)         # (B, H, L, d)
+        y = np.concatenate([y[:, h] for h in range(H)], axis=-1)
+        return y @ W_o
+''')
+    card = grade_submission(exercise, src, sandbox="process", seed=6)
+    failed = {c.id: c.message for c in card.checks if c.verdict != "passed"}
+    assert card.score == card.max_score, failed
+
+
+def test_missing_prefill_mask_is_named(exercise):
+    card = grade_submission(exercise, SAMPLES / "bug_no_causal_mask_prefill.py", sandbox="process", seed=5)
+    checks = {c.id: c for c in card.checks}
+    assert checks["prefill_decode"].verdict == "failed"
+    assert "no causal mask inside a multi-token prefill" in checks["prefill_decode"].message
+    assert checks["prefill_decode"].details["cases_passed"] == 6     # every single-token decode step is right
+    assert checks["cache_shapes"].verdict == "passed"
+
+
+def test_use_cache_false_that_appends_fails_state_check_only(exercise):
+    card = grade_submission(exercise, SAMPLES / "bug_no_cache_appends.py", sandbox="process", seed=5)
+    failed = {c.id for c in card.checks if c.verdict != "passed"}
+    assert failed == {"no_cache_state"}
+
+
+def test_recomputing_sample_is_numerically_right(exercise):
+    """Its flaw is cost, judged by `decode_complexity` (not declared yet), so today it scores full marks."""
+    assert "decode_complexity" not in {c.id for c in exercise.checks}
+    card = grade_submission(exercise, SAMPLES / "bug_recompute_kv.py", sandbox="process", seed=5)
+    assert card.score == card.max_score
