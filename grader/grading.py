@@ -23,6 +23,7 @@ import numpy as np
 
 from grader import __version__, op_audit
 from grader.api_rules import scan_source
+from grader.artifacts import collect_artifacts
 from grader.channel import RunResults, StepResult
 from grader.exercise import Exercise, _import_file
 from grader.judges import GraderBug, JudgeContext, Outcome
@@ -190,7 +191,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     limits = limits or exercise.limits
     sandbox_info = {"backend": "none", "image": None, "isolation": {}, "limits": limits.to_json()}
 
-    def card(status: Status, checks, message: str = "", run: SandboxRun | None = None) -> Scorecard:
+    def card(status: Status, checks, message: str = "", run: SandboxRun | None = None,
+             artifacts: dict | None = None) -> Scorecard:
         return Scorecard(
             exercise={"id": exercise.id, "version": exercise.version, "title": exercise.title},
             submission={"path": str(path), "sha256": hashlib.sha256(source).hexdigest()},
@@ -198,7 +200,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,
             score=float(sum(c.points for c in checks)), max_score=exercise.max_score, checks=tuple(checks),
             output={"text": run.output if run else "", "truncated": bool(run and run.output_truncated)},
-            seed=seed, grader_version=__version__)
+            seed=seed, grader_version=__version__, artifacts=artifacts)
 
     # 1. Static checks on the host: syntax, then API rules.
     say("checking syntax and API rules")
@@ -297,7 +299,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         checks = _check_results(exercise, outcomes)
         if plan.audit_ops:
             checks = op_audit.with_ops_seen(checks, plan, results)
-        return card(status, checks, status_message, run)
+        return card(status, checks, status_message, run, collect_artifacts(exercise, plan, checks, results, golden))
     except (GraderBug, SandboxUnavailable, Exception) as exc:  # noqa: BLE001 - never charge the candidate
         message = f"Grader fault ({type(exc).__name__}): {exc}"
         return card(Status.INFRASTRUCTURE_ERROR,

@@ -69,6 +69,8 @@ class Scorecard:
         output: the submission's captured stdout/stderr (``text``, ``truncated``).
         seed: seed of the hidden cases (interviewer view only; None in the candidate view).
         view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
+        artifacts: small arrays for the interviewer's report (``grader.artifacts``: heatmaps of
+            public cases' attention weights), size-capped; None when absent and in the candidate view.
     """
 
     exercise: dict
@@ -87,6 +89,7 @@ class Scorecard:
     view: str = "interviewer"
     grader_version: str = ""
     schema_version: int = SCHEMA_VERSION
+    artifacts: dict | None = None
 
     @property
     def all_passed(self) -> bool:
@@ -97,6 +100,8 @@ class Scorecard:
         """The JSON document (plain dicts and lists)."""
         doc = asdict(self)
         doc["checks"] = [asdict(c) for c in self.checks]
+        if doc.get("artifacts") is None:
+            doc.pop("artifacts", None)
         return _json_safe(doc)
 
     @classmethod
@@ -123,7 +128,7 @@ class Scorecard:
                 checks.append(replace(c, details={}))
             else:
                 checks.append(c)
-        return replace(self, checks=tuple(checks), seed=None, view="candidate")
+        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None)
 
 
 _HIDDEN_MESSAGES = {
