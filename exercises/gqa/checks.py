@@ -1,0 +1,169 @@
+"""Host-side checks for `gqa`: the plan of public and hidden cases, and how each is judged.
+
+Every case calls ``grouped_query_attention(x, W_q, W_k, W_v, W_o, num_query_heads, num_kv_heads[,
+mask])`` with every argument positional and compares with the float64 golden answer under the
+dtype-aware tolerance. Diagnoses replay the usual mistakes with the float64 model of the ``mha``
+exercise (``attention64``), including query heads mapped to KV heads with ``repeat`` (head h ->
+h % H_kv) instead of ``repeat_interleave`` (h -> h // group). The ``head_mapping`` cases give the KV
+heads very different value scales, so the wrong mapping is far from the right answer.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from pathlib import Path
+
+import numpy as np
+
+from grader.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+                           inputs_unchanged, raises)
+from grader.plan import Plan, PlanBuilder
+from grader.tolerance import Tolerance
+
+
+def _mha_checks():
+    path = Path(__file__).resolve().parent.parent / "mha" / "checks.py"
+    spec = importlib.util.spec_from_file_location("grader_exercise_checks_mha_model", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_MHA = _mha_checks()
+padding_mask, causal_mask = _MHA.padding_mask, _MHA.causal_mask
+WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
+
+MISTAKES = (
+    ({"kv_map": "repeat"}, "query heads were mapped to key/value heads with `repeat` (head h uses KV head "
+                           "h % num_kv_heads) instead of `repeat_interleave` (head h uses KV head "
+                           "h // (num_query_heads // num_kv_heads), consecutive query heads share one)."),
+    ({"scale": "kv_width"}, "the scores were scaled by 1/sqrt(num_kv_heads * d_k) (the width of the K "
+                            "projection) instead of 1/sqrt(d_k) with d_k = D // num_query_heads."),
+    *_MHA.MISTAKES,
+)
+
+
+def _call_args(ctx: JudgeContext) -> dict:
+    args = [ctx.arg(i) for i in range(len(ctx.step.wire["args"]))]
+    x = args[0]
+    return {"xq": x, "xk": x, "xv": x, "W_q": args[1], "W_k": args[2], "W_v": args[3], "W_o": args[4],
+            "heads": args[5], "kv_heads": args[6], "mask": args[7] if len(args) > 7 else None}
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind a wrong grouped-query attention output, or None."""
+    return _MHA.name_mistake(ctx, got, tol, MISTAKES, _call_args(ctx))
+
+
+class _Cases:
+    def __init__(self, b: PlanBuilder):
+        self.b = b
+        self.n = 0
+
+    def add(self, check: str, rng: np.random.Generator, *, B: int, L: int, D: int, H_q: int, H_kv: int,
+            dtype: str = "float32", mask: np.ndarray | None = None, mask_dtype: str = "bool",
+            grad: tuple[str, ...] = (), judge=None, kv_scales: list[float] | None = None, note: str = "",
+            kv_width: int | None = None) -> None:
+        self.n += 1
+        n, b = self.n, self.b
+        d_k = D // H_q if D % H_q == 0 else max(1, D // H_q)
+        kv_width = kv_width or H_kv * d_k
+        store = np.float64 if dtype == "float64" else np.float32
+        x = rng.standard_normal((B, L, D))
+        s = 1.5 / math.sqrt(D)
+        W = {"W_q": rng.standard_normal((D, D)) * s, "W_k": rng.standard_normal((D, kv_width)) * s,
+             "W_v": rng.standard_normal((D, kv_width)) * s, "W_o": rng.standard_normal((D, D)) * s}
+        if kv_scales:  # make KV heads clearly different from each other
+            for h, scale in enumerate(kv_scales):
+                W["W_v"][:, h * d_k:(h + 1) * d_k] *= scale
+                W["W_k"][:, h * d_k:(h + 1) * d_k] *= abs(scale) ** 0.5
+        rg = bool(grad)
+        args = [b.tensor(f"x{n}", x.astype(store), dtype=dtype, requires_grad=rg, label="x")]
+        args += [b.tensor(f"{k}{n}", w.astype(store), dtype=dtype, requires_grad=rg, label=k) for k, w in W.items()]
+        args += [b.value(H_q), b.value(H_kv)]
+        mask_note = ""
+        if mask is not None:
+            stored = mask.astype(bool) if mask_dtype == "bool" else mask.astype(
+                np.int64 if mask_dtype.startswith("int") else np.float32)
+            args.append(b.tensor(f"mask{n}", stored, dtype=mask_dtype, label="mask"))
+            mask_note = f", mask {tuple(mask.shape)} {mask_dtype}"
+        backward = None
+        if grad:
+            b.array(f"grad_out{n}", rng.standard_normal((B, L, D)).astype(store))
+            backward = {"grad_output": f"grad_out{n}", "wrt": list(grad)}
+        describe = (f"x ({B}, {L}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, {dtype}{mask_note}"
+                    + (f", gradients of {', '.join(grad)}" if grad else "") + (f", {note}" if note else ""))
+        b.call(check, "grouped_query_attention", args, judge=judge or close(diagnose=diagnose),
+               describe=describe, backward=backward)
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the gqa plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    c = _Cases(b)
+    rng = np.random.default_rng(public_seed)
+
+    c.add("values", rng, B=2, L=6, D=16, H_q=4, H_kv=2)
+    c.add("values", rng, B=2, L=5, D=24, H_q=6, H_kv=3)
+    c.add("values", rng, B=3, L=4, D=16, H_q=8, H_kv=2)
+    c.add("float64", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype="float64")
+    c.add("float64", rng, B=1, L=7, D=12, H_q=6, H_kv=2, dtype="float64")
+    c.add("equals_mha", rng, B=2, L=5, D=16, H_q=4, H_kv=4, note="num_kv_heads == num_query_heads (plain MHA)")
+    c.add("equals_mha", rng, B=2, L=4, D=8, H_q=1, H_kv=1, dtype="float64", note="one head")
+    c.add("mqa", rng, B=2, L=6, D=16, H_q=4, H_kv=1, note="multi-query attention")
+    c.add("mqa", rng, B=1, L=5, D=24, H_q=8, H_kv=1, dtype="float64", note="multi-query attention")
+    c.add("head_mapping", rng, B=2, L=5, D=16, H_q=4, H_kv=2, kv_scales=[1.0, -4.0],
+          note="KV heads with very different value scales")
+    c.add("head_mapping", rng, B=2, L=6, D=24, H_q=6, H_kv=2, kv_scales=[0.25, 4.0], dtype="float64",
+          note="KV heads with very different value scales, groups of 3")
+    c.add("head_mapping", rng, B=1, L=4, D=16, H_q=8, H_kv=4, kv_scales=[1.0, -3.0, 0.3, 6.0],
+          note="KV heads with very different value scales")
+    c.add("masks", rng, B=2, L=6, D=16, H_q=4, H_kv=2, mask=causal_mask(6, 6), note="causal")
+    c.add("masks", rng, B=3, L=5, D=12, H_q=6, H_kv=3, mask=padding_mask(rng, 3, 5), note="padding")
+    c.add("masks", rng, B=2, L=6, D=16, H_q=4, H_kv=2, mask=causal_mask(6, 6) & padding_mask(rng, 2, 6),
+          mask_dtype="float32", note="causal and padding, 0.0 / 1.0")
+    c.add("masks", rng, B=2, L=5, D=8, H_q=4, H_kv=2, mask=causal_mask(5, 5)[0, 0], mask_dtype="int64",
+          note="(L, L) integer 0 / 1")
+    rows = np.ones((2, 1, 5, 5), dtype=bool)
+    rows[0, 0, 1, :] = False
+    rows[1, :, :, :] = False
+    c.add("fully_masked_rows", rng, B=2, L=5, D=16, H_q=4, H_kv=2, mask=rows,
+          note="query row 1 of batch 0 and all of batch 1 fully masked")
+    for dtype in ("float16", "bfloat16"):
+        c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype=dtype)
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        c.add("dtype_preserved", rng, B=2, L=4, D=8, H_q=4, H_kv=2, dtype=dtype, judge=dtype_preserved())
+    for dtype in ("float64", "float32"):
+        c.add("grad_input", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=("x",), judge=gradients_close(("x",)))
+    c.add("grad_input", rng, B=2, L=6, D=12, H_q=6, H_kv=2, dtype="float64", grad=("x",), mask=causal_mask(6, 6),
+          judge=gradients_close(("x",)))
+    for dtype in ("float64", "float32"):
+        c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=WEIGHTS,
+              judge=gradients_close(WEIGHTS))
+    c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
+          mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
+    unchanged = all_of(inputs_unchanged(), close(diagnose=diagnose))
+    c.add("inputs_unchanged", rng, B=2, L=5, D=16, H_q=4, H_kv=2, judge=unchanged)
+    c.add("inputs_unchanged", rng, B=2, L=5, D=12, H_q=6, H_kv=3, dtype="float64", mask=causal_mask(5, 5),
+          judge=unchanged)
+    c.add("bad_group", rng, B=2, L=3, D=16, H_q=4, H_kv=3, note="num_query_heads % num_kv_heads != 0",
+          judge=raises("ValueError", when="num_query_heads % num_kv_heads != 0"))
+    c.add("bad_group", rng, B=2, L=3, D=24, H_q=6, H_kv=4, note="num_query_heads % num_kv_heads != 0",
+          judge=raises("ValueError", when="num_query_heads % num_kv_heads != 0"))
+    c.add("bad_num_heads", rng, B=2, L=3, D=10, H_q=4, H_kv=2, kv_width=4, note="D % num_query_heads != 0",
+          judge=raises("ValueError", when="D % num_query_heads != 0"))
+
+    hidden = np.random.default_rng(hidden_seed)
+    for i in range(6):
+        H_kv = int(hidden.choice([1, 2, 3]))
+        H_q = H_kv * int(hidden.choice([1, 2, 4]))
+        D = H_q * int(hidden.integers(1, 6))
+        B, L = (int(v) for v in hidden.integers(1, 8, size=2))
+        dtype = "float32" if i % 2 else "float64"
+        mask = None if i % 3 == 0 else padding_mask(hidden, B, L) if i % 3 == 1 else causal_mask(L, L)
+        c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask)
+        if i < 2:
+            c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
+                  grad=("x",) + WEIGHTS, judge=gradients_close(("x",) + WEIGHTS))
+    return b.plan

@@ -1,0 +1,27 @@
+"""Exercise `gqa`: grouped-query attention (PyTorch).
+
+Read the full statement with `grade show gqa`. Grade your work with
+`grade submit gqa THIS_FILE`.
+"""
+
+import torch
+
+
+def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_query_heads, num_kv_heads, mask=None):
+    """Grouped-query self-attention over `x`.
+
+    Args:
+        x: (B, L, D) tensor.
+        W_q, W_o: (D, D) weights; W_k, W_v: (D, num_kv_heads * d_k) with d_k = D // num_query_heads.
+            Projections multiply on the right (`x @ W_q`).
+        num_query_heads: H_q; D must be divisible by it (else raise ValueError).
+        num_kv_heads: H_kv; must divide H_q (else raise ValueError). Query head h uses KV head
+            h // (H_q // H_kv).
+        mask: None, or a bool or numeric tensor broadcastable to (B, H_q, L, L);
+            nonzero / True = may attend, 0 / False = masked out.
+
+    Returns:
+        (B, L, D) tensor in x's dtype, differentiable with respect to x and every weight. A query
+        row whose keys are all masked gives 0. Do not modify the inputs.
+    """
+    raise NotImplementedError("implement grouped_query_attention")

@@ -1,0 +1,22 @@
+"""Bug: calls F.scaled_dot_product_attention (forbidden).
+
+Must fail: self_attention
+"""
+
+import math
+
+import torch
+
+
+def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=None):
+    B, L_q, D = query.shape
+    L_k = key.shape[1]
+    if D % num_heads:
+        raise ValueError("D % num_heads != 0")
+    d_k = D // num_heads
+    q = (query @ W_q).view(B, L_q, num_heads, d_k).transpose(1, 2)
+    k = (key @ W_k).view(B, L_k, num_heads, d_k).transpose(1, 2)
+    v = (value @ W_v).view(B, L_k, num_heads, d_k).transpose(1, 2)
+    keep = None if mask is None else mask.bool()
+    y = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    return y.transpose(1, 2).reshape(B, L_q, D) @ W_o
