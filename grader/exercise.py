@@ -19,6 +19,7 @@ from types import ModuleType
 
 import jsonschema
 
+from grader.probes import ProbeSpec
 from grader.sandbox.base import Limits
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -69,6 +70,7 @@ class Exercise:
         forbidden_modules: top-level modules the submission may not import.
         forbidden_names: dotted names the submission may not use (``scipy.special.softmax``).
         folder: the exercise folder.
+        probes: complexity probes (``grader.probes.ProbeSpec``) from ``[[probes]]``.
         forbidden_ops: ``fnmatch`` patterns of aten ops the runtime op audit flags (torch only).
     """
 
@@ -83,6 +85,7 @@ class Exercise:
     forbidden_names: tuple[str, ...]
     folder: Path
     forbidden_ops: tuple[str, ...] = ()
+    probes: tuple = ()
 
     @property
     def spec_path(self) -> Path:
@@ -168,12 +171,18 @@ def load_exercise(folder: Path) -> Exercise:
         forbidden_names=tuple(api.get("forbidden_names", [])),
         folder=folder,
         forbidden_ops=tuple(api.get("forbidden_ops", [])),
+        probes=tuple(ProbeSpec.from_toml(p) for p in meta.get("probes", [])),
     )
     if exercise.id != folder.name:
         raise ExerciseInvalid(f"{meta_path}: id {exercise.id!r} differs from the folder name {folder.name!r}")
     ids = [c.id for c in exercise.checks]
     if len(set(ids)) != len(ids):
         raise ExerciseInvalid(f"{meta_path}: duplicate check ids")
+    for probe in exercise.probes:
+        if probe.check not in ids or exercise.check(probe.check).category != "complexity":
+            raise ExerciseInvalid(f"{meta_path}: probe {probe.check!r} needs a declared check of category complexity")
+        if list(probe.sizes) != sorted(set(probe.sizes)):
+            raise ExerciseInvalid(f"{meta_path}: probe {probe.check!r} sizes must increase")
     for path in (exercise.spec_path, exercise.stub_path, folder / "checks.py", exercise.reference_path):
         if not path.is_file():
             raise ExerciseInvalid(f"exercise {exercise.id!r} is missing {path}")

@@ -27,7 +27,8 @@ from grader.artifacts import collect_artifacts
 from grader.channel import RunResults, StepResult
 from grader.exercise import Exercise, _import_file
 from grader.judges import GraderBug, JudgeContext, Outcome
-from grader.plan import Plan
+from grader.plan import Plan, PlanBuilder
+from grader.probes import series_judge
 from grader.runner import PlanExecutor
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
@@ -78,6 +79,16 @@ def build_plan(exercise: Exercise, seed: int) -> Plan:
         GraderBug: the plan does not cover every declared check, or names an undeclared one.
     """
     plan = exercise.checks_module.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
+    if exercise.probes:
+        builder = PlanBuilder.extend(plan)
+        rng = np.random.default_rng(PUBLIC_SEED + 1)
+        for probe in exercise.probes:
+            for size in probe.sizes:
+                exercise.checks_module.probe_steps(builder, probe, size, rng)
+            measured = [s for s in plan.steps if s.meta.get("probe") == probe.check and "measure" in s.wire]
+            if {s.meta.get("size") for s in measured} != set(probe.sizes):
+                raise GraderBug(f"probe {probe.check!r} of {exercise.id!r} did not measure every size")
+            measured[-1].judge = series_judge(probe)
     plan.forbidden_modules = list(exercise.forbidden_modules)
     plan.step_timeout_s = exercise.limits.step_seconds
     plan.forbidden_ops = list(exercise.forbidden_ops)
@@ -253,6 +264,9 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                             _same_verdict_everywhere(exercise, Verdict.TIMEOUT if run.timed_out else Verdict.MEMORY_LIMIT,
                                                      f"Not run: the sandbox {why} before the submission was imported."),
                             f"The sandbox {why} while importing the submission.", run)
+            if run.stopped:
+                return card(Status.CRASHED, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run: {run.stopped}."),
+                            f"The sandbox was stopped while importing the submission: {run.stopped}.", run)
             detail = "; ".join(results.problems) or f"exit code {run.exit_code}"
             raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
         if results.forbidden_imports:
@@ -287,7 +301,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                 not_run = "the submission was killed for exceeding its memory limit"
             else:
                 status = Status.CRASHED
-                extra = f" ({'; '.join(results.problems)})" if results.problems else ""
+                why = results.problems + ([run.stopped] if run.stopped else [])
+                extra = f" ({'; '.join(why)})" if why else ""
                 status_message = (f"The submission's process ended before grading finished (exit code "
                                   f"{run.exit_code}){extra}; steps that finished were graded.")
                 not_run = f"the submission's process ended early (exit code {run.exit_code})"

@@ -120,6 +120,8 @@ def failure_from_exception(ctx: JudgeContext) -> Outcome | None:
     got = ctx.got
     if got is None:
         return Outcome(Verdict.ERROR, f"Not run: {ctx.not_run_reason}.")
+    if got.report.get("runner_error"):
+        raise GraderBug(f"the runner failed in step {ctx.step.id}: {got.report['runner_error']}")
     exc = got.report.get("exception")
     if got.report.get("ok") and not exc:
         return None

@@ -124,6 +124,14 @@ class PlanBuilder:
         self.plan = Plan(forbidden_modules=list(forbidden_modules or []), step_timeout_s=step_timeout_s)
         self._counter = 0
 
+    @classmethod
+    def extend(cls, plan: Plan) -> "PlanBuilder":
+        """A builder that appends steps (and arrays) to an existing ``plan``."""
+        builder = cls()
+        builder.plan = plan
+        builder._counter = len(plan.steps)
+        return builder
+
     # -- arguments ---------------------------------------------------------------------------------
     def array(self, name: str, value: np.ndarray, *, transpose: list[int] | None = None,
               label: str | None = None) -> dict:
@@ -189,10 +197,16 @@ class PlanBuilder:
     def call(self, check: str, function: str, args: list[dict] | None = None,
              kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
              meta: dict | None = None, step_id: str | None = None, backward: dict | None = None,
-             timeout_s: float | None = None) -> Step:
-        """Add a step calling module-level ``function(*args, **kwargs)``."""
+             timeout_s: float | None = None, measure: dict | None = None) -> Step:
+        """Add a step calling module-level ``function(*args, **kwargs)``.
+
+        ``measure`` (``{"quantities": ["flops", "peak_bytes", "seconds"], "repeat": n}``) asks the
+        runner to measure the call (see ``grader.instruments``).
+        """
         wire: dict[str, Any] = {"op": "call", "target": function, "args": list(args or []),
                                 "kwargs": dict(kwargs or {})}
+        if measure:
+            wire["measure"] = measure
         if backward:
             wire["backward"] = backward
         if timeout_s:
@@ -209,10 +223,12 @@ class PlanBuilder:
 
     def method(self, check: str, obj: str, name: str, args: list[dict] | None = None,
                kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
-               meta: dict | None = None, step_id: str | None = None) -> Step:
-        """Add a step calling ``obj.name(*args, **kwargs)`` on a kept object."""
+               meta: dict | None = None, step_id: str | None = None, measure: dict | None = None) -> Step:
+        """Add a step calling ``obj.name(*args, **kwargs)`` on a kept object (``measure`` as in ``call``)."""
         wire = {"op": "method", "target": obj, "name": name, "args": list(args or []),
                 "kwargs": dict(kwargs or {})}
+        if measure:
+            wire["measure"] = measure
         return self._add(check, wire, judge, describe, meta, step_id)
 
     def getattr(self, check: str, obj: str, name: str, *, judge=None, describe: str = "",

@@ -28,7 +28,10 @@ non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_g
 ``{"value": JSON}`` or ``{"object": NAME}``. Every ARG may carry a ``"label"`` used to report
 in-place modification and gradients (default: the position, or the keyword).
 
-``backward`` is ``{"grad_output": NAME, "wrt": [label, ...]}``: after the call the runner runs
+``measure`` is ``{"quantities": ["flops", "peak_bytes", "seconds"], "repeat": n}``: the call runs
+under ``instruments.Measurement`` (NumPy float inputs handed over as counting arrays) and the report
+gains ``"measure": {...}``; with ``seconds`` and ``repeat > 1`` the call is repeated and the minimum
+kept. ``backward`` is ``{"grad_output": NAME, "wrt": [label, ...]}``: after the call the runner runs
 ``output.backward(grad_output)`` and returns the gradients of the labelled tensors.
 
 With ``audit_ops`` (torch plans), every call and backward pass runs under a ``TorchDispatchMode``
@@ -275,6 +278,12 @@ class PlanExecutor:
         timeout = step.get("timeout_s", self.plan.get("step_timeout_s"))
         armed = False
         audit = _op_audit(self.plan.get("forbidden_ops", [])) if self.plan.get("audit_ops") else None
+        measure = step.get("measure")
+        try:
+            inst = _instruments() if measure else None
+        except BaseException as exc:  # noqa: BLE001 - the grader's own fault, reported as such
+            report["runner_error"] = f"instruments unavailable: {type(exc).__name__}: {exc}"
+            return report, out
         try:
             func = self._resolve(step)
             labels, values = [], []
@@ -286,16 +295,30 @@ class PlanExecutor:
             snapshots.update({a.get("label", k): self._snapshot(v) for k, (a, v) in kw.items()})
             live = dict(zip(labels, (v for _, v in values)))
             live.update({a.get("label", k): v for k, (a, v) in kw.items()})
+            if measure and "flops" in measure.get("quantities", []):
+                values = [(a, inst.instrument_numpy(v)) for a, v in values]
+                kw = {k: (a, inst.instrument_numpy(v)) for k, (a, v) in kw.items()}
+            call_args = [v for _, v in values]
+            call_kwargs = {k: v for k, (_, v) in kw.items()}
             if self.use_alarm and timeout:
                 signal.setitimer(signal.ITIMER_REAL, float(timeout))
                 armed = True
             start = time.perf_counter()
+            meter = (inst.Measurement(measure.get("quantities", []), uses_torch=_is_torch_step(step))
+                     if measure else contextlib.nullcontext())
             with audit if audit is not None else contextlib.nullcontext():
-                result = func(*[v for _, v in values], **{k: v for k, (_, v) in kw.items()})
+                with meter:
+                    result = func(*call_args, **call_kwargs)
                 gradients = None
                 if step.get("backward"):
                     gradients = self._backward(step["backward"], result, live, out, step["id"])
             report["seconds"] = time.perf_counter() - start
+            if measure:
+                report["measure"] = dict(meter.report)
+                if "seconds" in measure.get("quantities", []) and int(measure.get("repeat", 1)) > 1:
+                    extra = inst.min_seconds(lambda: func(*call_args, **call_kwargs),
+                                                       int(measure["repeat"]) - 1)
+                    report["measure"]["seconds"] = min(report["measure"]["seconds"], extra)
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 armed = False
@@ -354,6 +377,19 @@ class PlanExecutor:
 
 class _MissingEntryPoint(Exception):
     pass
+
+
+def _instruments():
+    """The measuring instruments: the sibling file inside the sandbox, the package on the host."""
+    if __package__:
+        from grader import instruments  # noqa: PLC0415
+    else:
+        import instruments  # noqa: PLC0415 - copied beside this file into the sandbox
+    return instruments
+
+
+def _is_torch_step(step: dict) -> bool:
+    return any("tensor" in a for a in [*step.get("args", []), *step.get("kwargs", {}).values()])
 
 
 # -- sandbox side ----------------------------------------------------------------------------------
@@ -443,5 +479,5 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     # The runner's own folder first on sys.path, never the submission's: a submission file cannot
     # shadow numpy or this module by its name.
-    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]
+    sys.path[:] = [os.path.dirname(os.path.abspath(__file__))] + [p for p in sys.path if p not in ("", os.getcwd())]
     sys.exit(main())

@@ -202,3 +202,13 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         mask = (hidden.random((l_q, l_k)) < 0.7) if hidden.random() < 0.7 else None
         sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:.3g}")
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Steps measured by a complexity probe at one size: self-attention of ``(2, size, 16)`` float64."""
+    q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
+    tag = f"{probe.check}{size}"
+    b.call(probe.check, "scaled_dot_product_attention",
+           [b.array(f"probe_q{tag}", q), b.array(f"probe_k{tag}", k), b.array(f"probe_v{tag}", v)],
+           measure=probe.measure(), meta={"probe": probe.check, "size": size},
+           describe=f"query/key/value: shape (2, {size}, 16), float64, no mask")

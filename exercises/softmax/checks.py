@@ -138,3 +138,10 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         scale = float(10 ** hidden.uniform(-2, 3))
         add("hidden_values", _case(hidden, shape, dtype, scale), axis, note=f"scale {scale:.3g}")
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Steps measured by a complexity probe at one size: ``softmax`` of a ``(4, size)`` float64 array."""
+    x = rng.standard_normal((4, size)) * 3.0
+    b.call(probe.check, "softmax", [b.array(f"probe_x{size}", x), b.value(-1)], measure=probe.measure(),
+           meta={"probe": probe.check, "size": size}, describe=f"x: shape (4, {size}), float64, axis=-1")

@@ -18,6 +18,7 @@ import numpy as np
 from grader.channel import RunResults
 
 RUNNER_PATH = Path(__file__).resolve().parent.parent / "runner.py"
+INSTRUMENTS_PATH = RUNNER_PATH.parent / "instruments.py"
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class SandboxJob:
             "arrays.npz": buf.getvalue(),
             "submission.py": self.submission,
             "runner.py": RUNNER_PATH.read_bytes(),
+            "instruments.py": INSTRUMENTS_PATH.read_bytes(),
         }
 
 
@@ -92,6 +94,8 @@ class SandboxRun:
         output_truncated: more output was produced than kept.
         wall_seconds: how long the run took (seconds).
         infrastructure_error: set when the backend itself failed (never the candidate's fault).
+        stopped: why the host stopped a run for the submission's own excess (e.g. output far past
+            its cap), or None; such a run is the candidate's fault, like a timeout.
     """
 
     results: RunResults
@@ -102,6 +106,7 @@ class SandboxRun:
     output_truncated: bool = False
     wall_seconds: float = 0.0
     infrastructure_error: str | None = None
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)
