@@ -93,8 +93,13 @@ def init(exercise_id: str, directory: Path) -> None:
 @click.option("--view", type=click.Choice(["candidate", "interviewer"]), default="candidate", show_default=True,
               help="candidate hides the inputs and numbers of hidden cases; interviewer shows all.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--format", "fmt", type=click.Choice(["gradescope", "junit", "csv", "json"]), default=None,
+              help="Also export the result: Gradescope results.json, JUnit XML, CSV, or the scorecard JSON.")
+@click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Where --format writes (default: results.json, junit.xml, results.csv, scorecards.json).")
 def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbox: str,
-           require_isolation: bool, seed: int | None, view: str, quiet: bool) -> None:
+           require_isolation: bool, seed: int | None, view: str, quiet: bool, fmt: str | None = None,
+           export: Path | None = None) -> None:
     """Grade FILE as a solution of exercise ID and write its scorecard.
 
     Exit code 0 when every check passed, 1 when some did not (or the file did not compile, timed out
@@ -122,6 +127,13 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     except OSError as exc:
         err.print(f"error: cannot write the scorecard to {out}: {exc}", markup=False)
         sys.exit(EXIT_USAGE)
+    if fmt:
+        from grader.exports import DEFAULT_EXPORT_NAMES, export_text  # noqa: PLC0415
+
+        export = export or Path(DEFAULT_EXPORT_NAMES[fmt])
+        export.parent.mkdir(parents=True, exist_ok=True)
+        export.write_text(export_text(fmt, [(file.stem, card if fmt == "gradescope" else shown)]), encoding="utf-8")
+        err.print(f"[dim]{fmt} export written to {export}[/dim]")
     if as_json:
         click.echo(json.dumps(shown.to_json(), indent=2))
     else:
@@ -161,6 +173,107 @@ def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: b
 def exercise_ids_all() -> list[str]:
     """Every exercise id (for commands whose ID argument is optional)."""
     return exercise_ids()
+
+
+# -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------
+
+def _load_cards(paths):
+    from grader.review import load  # noqa: PLC0415
+
+    try:
+        return load(paths)
+    except Exception as exc:  # noqa: BLE001 - unreadable or not a scorecard: a usage error
+        raise click.UsageError(f"cannot read the scorecards: {exc}") from exc
+
+
+@main.command("batch")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--exercise", "exercise_id", metavar="ID", default=None,
+              help="DIRECTORY is a flat folder of submissions of exercise ID.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Scorecard folder (default: scorecards/batch/<DIRECTORY name>).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel sandboxes (default: the cores).")
+@click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
+@click.option("--require-isolation", is_flag=True, help="Refuse to grade without the docker sandbox.")
+@click.option("--seed", type=int, default=None, help="Hidden-case seed for the whole batch (default: random).")
+@click.option("--force", is_flag=True, help="Grade again even where a current scorecard exists.")
+@click.option("--format", "formats", multiple=True, type=click.Choice(["gradescope", "junit", "csv", "json"]),
+              help="Also export: gradescope (OUT/gradescope/<ex>/<candidate>.json), junit (OUT/junit.xml), "
+                   "json (OUT/scorecards.json); csv is OUT/summary.csv. Repeatable.")
+@click.option("--hidden-visibility", type=click.Choice(["after_published", "hidden"]), default="after_published",
+              show_default=True, help="Gradescope visibility of hidden checks.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: int | None, sandbox: str,
+              require_isolation: bool, seed: int | None, force: bool, formats: tuple[str, ...],
+              hidden_visibility: str, quiet: bool) -> None:
+    """Grade every submission under DIRECTORY: DIRECTORY/<candidate>/<exercise>.py,
+    DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
+
+    Writes one scorecard per submission and OUT/summary.csv; skips submissions whose scorecard is
+    current (same file, exercise and grader version) unless --force. Exit code 0 when every
+    submission was graded (whatever its score), 3 when the grader failed on some, 130 when
+    interrupted (finished scorecards are kept).
+    """
+    from grader.batch import batch  # noqa: PLC0415
+    from grader.progress import BatchProgress  # noqa: PLC0415
+
+    if exercise_id is not None:
+        _load(exercise_id)
+    out = out or Path("scorecards") / "batch" / directory.resolve().name
+    err = _console(err=True)
+    with BatchProgress(err, enabled=not quiet) as bar:
+        result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
+                       require_isolation=require_isolation, formats=formats, hidden_visibility=hidden_visibility,
+                       on_start=bar.on_start, on_done=bar.on_done)
+    for path, why in result.ignored:
+        err.print(f"ignored {path}: {why}", markup=False)
+    infra = [o for o in result.outcomes if o.status == Status.INFRASTRUCTURE_ERROR]
+    graded = sum(1 for o in result.outcomes if not o.skipped)
+    click.echo(f"{len(result.outcomes)} submissions ({graded} graded now, {len(result.outcomes) - graded} already "
+               f"graded); summary: {result.summary}")
+    for path in result.exports:
+        click.echo(f"wrote {path}")
+    if result.interrupted:
+        err.print("interrupted: finished scorecards are kept; run the same command to resume")
+        sys.exit(130)
+    if infra:
+        err.print(f"grader faults on {len(infra)} submissions (not charged): "
+                  + ", ".join(str(o.scorecard) for o in infra), markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+
+
+@main.command("review")
+@click.argument("scorecards", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--failed-only", is_flag=True, help="Only submissions and checks that did not pass.")
+@click.option("--exercise", "exercise_id", metavar="ID", default=None, help="Only scorecards of exercise ID.")
+@click.option("--diff", is_flag=True, help="Show what changed from the first scorecard to the second.")
+def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str | None, diff: bool) -> None:
+    """Show scorecards side by side: submissions x checks, verdict glyphs, scores.
+
+    With --diff and two scorecards A B: what changed between two attempts.
+    """
+    from grader.review import diff_scorecards, render_diff, render_review, review_tables  # noqa: PLC0415
+
+    cards = _load_cards(scorecards)
+    if diff:
+        if len(cards) != 2:
+            raise click.UsageError("--diff compares exactly two scorecards: A (before) and B (after)")
+        render_diff(diff_scorecards(cards[0], cards[1]), _console())
+        return
+    render_review(review_tables(cards, exercise=exercise_id, failed_only=failed_only), _console())
+
+
+@main.command("report")
+@click.argument("scorecards", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
+              show_default=True, help="Where to write the HTML file.")
+@click.option("--title", default="Attention exercises: grading report", show_default=True)
+def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
+    """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots)."""
+    from grader.report import write_report  # noqa: PLC0415
+
+    path = write_report(_load_cards(scorecards), output, title=title)
+    click.echo(f"wrote {path}")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,0 +1,161 @@
+"""Plots for the HTML report, drawn with matplotlib's Agg backend and returned as SVG data URIs.
+
+Every function returns a ``data:`` URI for an ``<img src>`` (SVG for charts, PNG for heatmaps, which
+are raster data anyway): the report stays one file, needs no network, and figures cannot clash with
+each other's SVG ids.
+
+The complexity plot reads generic keys (``find_series``), so probes added later are plotted without
+changes here: any dict in a check's details that has ``sizes`` (two or more numbers) and other lists
+of numbers of the same length (``candidate``, ``reference``, ...) is a series.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from typing import Any, Sequence
+
+import matplotlib
+
+matplotlib.use("Agg")  # before pyplot: no display, no GUI toolkit
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
+                     "axes.spines.right": False, "svg.hashsalt": "grade-report"})
+
+PASS, FAIL, NEUTRAL = "#2e7d32", "#c62828", "#546e7a"
+SERIES_KEY = "sizes"
+PREFERRED = ("candidate", "reference")
+
+
+def _png_uri(fig, dpi: int = 80) -> str:
+    """Raster plots (heatmaps) as PNG: a fraction of the size of the same image inside an SVG."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _data_uri(fig) -> str:
+    buf = io.StringIO()
+    fig.savefig(buf, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode("utf-8")).decode("ascii")
+
+
+def score_distribution(percentages: dict[str, Sequence[float]]) -> str:
+    """Histogram of scores (percent of the maximum), stacked by exercise."""
+    fig, ax = plt.subplots(figsize=(6.4, 2.6))
+    bins = np.linspace(0, 100, 11)
+    labels = list(percentages)
+    ax.hist([list(percentages[k]) for k in labels], bins=bins, stacked=True, label=labels, edgecolor="white")
+    ax.set_xlabel("score (% of maximum)")
+    ax.set_ylabel("submissions")
+    ax.set_xlim(0, 100)
+    ax.yaxis.get_major_locator().set_params(integer=True)
+    if len(labels) > 1:
+        ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return _data_uri(fig)
+
+
+def pass_rates(title: str, rates: Sequence[tuple[str, float]]) -> str:
+    """Horizontal bars: the share of submissions that passed each check."""
+    fig, ax = plt.subplots(figsize=(6.4, 0.28 * len(rates) + 0.9))
+    names = [n for n, _ in rates][::-1]
+    values = [100 * r for _, r in rates][::-1]
+    colors = [PASS if v >= 99.999 else (FAIL if v <= 0.001 else NEUTRAL) for v in values]
+    ax.barh(names, values, color=colors)
+    ax.set_xlim(0, 100)
+    ax.set_xlabel("passed (% of submissions)")
+    ax.set_title(title, loc="left", fontsize=9)
+    for y, v in enumerate(values):
+        ax.text(min(v + 1, 92), y, f"{v:.0f}%", va="center", fontsize=7)
+    return _data_uri(fig)
+
+
+def heatmap(candidate: Sequence[Sequence[float | None]], reference: Sequence[Sequence[float | None]],
+            title: str = "") -> str:
+    """Candidate weights, reference weights, and their difference, side by side."""
+    cand = np.array([[np.nan if v is None else v for v in row] for row in candidate], dtype=float)
+    ref = np.array([[np.nan if v is None else v for v in row] for row in reference], dtype=float)
+    diff = cand - ref
+    fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.5))
+    vmax = max(1e-12, float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 1.0)
+    panels = ((cand, "candidate", "viridis", 0.0, 1.0), (ref, "reference", "viridis", 0.0, 1.0),
+              (diff, f"candidate - reference (max |d| {vmax:.2g})", "RdBu_r", -vmax, vmax))
+    for ax, (m, name, cmap, lo, hi) in zip(axes, panels):
+        im = ax.imshow(m, cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
+        ax.set_title(name, fontsize=8)
+        ax.set_xlabel("key", fontsize=7)
+        ax.set_ylabel("query", fontsize=7)
+        ax.tick_params(labelsize=6)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=6)
+    if title:
+        fig.suptitle(title, fontsize=8, x=0.01, ha="left")
+    fig.tight_layout()
+    return _png_uri(fig)
+
+
+def _numbers(value: Any) -> list[float] | None:
+    if not isinstance(value, (list, tuple)) or not value:
+        return None
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+        return None
+    return [float(v) for v in value]
+
+
+def find_series(details: Any, *, path: str = "", depth: int = 3) -> list[dict]:
+    """Every series in a check's details: ``{"name", "sizes", "series": {label: values}}``.
+
+    A series is a dict with ``sizes`` (two or more numbers) and at least one other list of numbers
+    of the same length; anything else is ignored, so a check without probes yields ``[]``.
+    """
+    found = []
+    if not isinstance(details, dict) or depth < 0:
+        return found
+    sizes = _numbers(details.get(SERIES_KEY))
+    if sizes and len(sizes) >= 2:
+        series = {k: v for k, v in ((k, _numbers(v)) for k, v in details.items() if k != SERIES_KEY)
+                  if v and len(v) == len(sizes)}
+        preferred = {k: series[k] for k in PREFERRED if k in series}
+        if len(preferred) >= 2:  # a candidate and a reference: ratios and the like would only crowd them
+            series = preferred
+        if series:
+            found.append({"name": str(details.get("quantity") or path or "cost"), "x": str(details.get("sweep") or "size"),
+                          "sizes": sizes, "series": series})
+    for key, value in details.items():
+        if isinstance(value, dict):
+            found += find_series(value, path=f"{path}.{key}" if path else key, depth=depth - 1)
+    return found
+
+
+def loglog(found: dict, title: str = "") -> str | None:
+    """A log-log plot of one series from ``find_series``, with each line's fitted slope; None when no
+    line has two positive points."""
+    fig, ax = plt.subplots(figsize=(4.6, 3.0))
+    drawn = 0
+    sizes = np.asarray(found["sizes"], dtype=float)
+    for label, values in found["series"].items():
+        y = np.asarray(values, dtype=float)
+        ok = (sizes > 0) & (y > 0) & np.isfinite(y)
+        if ok.sum() < 2:
+            continue
+        slope = np.polyfit(np.log(sizes[ok]), np.log(y[ok]), 1)[0]
+        ax.loglog(sizes[ok], y[ok], marker="o", label=f"{label} (slope {slope:.2f})")
+        drawn += 1
+    if not drawn:
+        plt.close(fig)
+        return None
+    ax.set_xlabel(found.get("x", "size"))
+    ax.set_ylabel(found["name"])
+    ax.set_title(title, loc="left", fontsize=8)
+    ax.legend(fontsize=7, frameon=False)
+    ax.grid(True, which="both", alpha=0.25)
+    return _data_uri(fig)
+
+
+def finite(value: float) -> bool:
+    """Whether a number is finite (for the template)."""
+    return isinstance(value, (int, float)) and math.isfinite(value)
