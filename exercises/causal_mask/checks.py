@@ -334,3 +334,12 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         pad = int(hidden.integers(-2, 6))
         padding("hidden_masks", fn, _padded(hidden, B, L, pad, left=bool(hidden.random() < 0.5)), pad)
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Steps of the memory probe at ``seq_len=size``: ``create_combined_mask`` on two padded sequences."""
+    seq = rng.integers(1, 50, size=(2, size))
+    seq[1, size // 2:] = 0
+    b.call(probe.check, "create_combined_mask", [b.array(f"probe_seq{size}", seq, label="seq")],
+           measure=probe.measure(), meta={"probe": probe.check, "size": size},
+           describe=f"create_combined_mask(seq of shape (2, {size}))")

@@ -332,3 +332,19 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         for _ in range(int(hidden.integers(1, 4))):
             s.forward(1)
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Steps of the decode-complexity probe at cache length ``size``: a fresh object, an unmeasured
+    prefill of ``size`` tokens, then one measured single-token decode step (d_model 32, 4 heads)."""
+    B, D, H = 1, 32, 4
+    name = f"probe_T{size}"
+    W = [b.array(f"{name}.{w}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float64), label=w)
+         for w in ("W_q", "W_k", "W_v", "W_o")]
+    b.construct(probe.check, "CachedAttention", name, [b.value(D), b.value(H)], step_id=f"{name}.construct",
+                describe=f"CachedAttention(d_model={D}, num_heads={H})")
+    b.method(probe.check, name, "forward", [b.array(f"{name}.prefill", rng.standard_normal((B, size, D)), label="x"), *W],
+             step_id=f"{name}.prefill", describe=f"prefill of {size} tokens")
+    b.method(probe.check, name, "forward", [b.array(f"{name}.decode", rng.standard_normal((B, 1, D)), label="x"), *W],
+             step_id=f"{name}.decode", measure=probe.measure(), meta={"probe": probe.check, "size": size},
+             describe=f"one decode step after {size} cached tokens (d_model={D}, num_heads={H})")
