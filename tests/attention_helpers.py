@@ -1,0 +1,39 @@
+"""Helpers shared by test_mha and test_gqa: judge a sample in-process (no sandbox), fast."""
+
+from pathlib import Path
+
+from grader.exercise import get_exercise
+from grader.grading import build_plan, run_in_process
+from grader.judges import JudgeContext
+from grader.runner import load_submission
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def judge_in_process(exercise_id: str, path: Path, seed: int = 7) -> dict:
+    """Outcomes by check id for the module at ``path``, judged exactly as the host judges a run."""
+    ex = get_exercise(exercise_id)
+    plan = build_plan(ex, seed)
+    ref = ex.load_reference()
+    expected = run_in_process(plan.wire(), plan.arrays, ref)
+    gw, ga = plan.golden()
+    golden = run_in_process(gw, ga, ex.load_reference())
+    module = load_submission(str(path), f"sample_{exercise_id}_{path.stem}")
+    got = run_in_process(plan.wire(), plan.arrays, module, str(path))
+    outcomes: dict = {}
+    for step in plan.steps:
+        ctx = JudgeContext(step=step, plan=plan, got=got.steps.get(step.id), expected=expected.steps[step.id],
+                           golden=golden.steps[step.id], candidate_steps=got.steps,
+                           expected_steps=expected.steps, golden_steps=golden.steps)
+        outcomes.setdefault(step.check, []).append(step.judge(ctx))
+    return outcomes
+
+
+def failed(outcomes: dict) -> set:
+    """Check ids with at least one case not passed."""
+    return {cid for cid, outs in outcomes.items() if any(o.verdict != "passed" for o in outs)}
+
+
+def messages(outcomes: dict, check: str) -> str:
+    """All messages of one check, joined."""
+    return "\n".join(o.message for o in outcomes[check])
