@@ -1,0 +1,94 @@
+"""The gqa exercise: reference invariants, the head-mapping diagnosis, gradients and the op audit."""
+
+import importlib.util
+
+import pytest
+import torch
+
+from attention_helpers import ROOT, failed, judge_in_process, messages
+from grader.api_rules import scan_source
+from grader.exercise import get_exercise
+from grader.grading import build_plan, grade_submission
+
+SAMPLES = ROOT / "submissions" / "samples" / "gqa"
+
+
+def _reference():
+    spec = importlib.util.spec_from_file_location("test_reference_gqa", ROOT / "reference" / "gqa.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ref = _reference()
+
+
+def test_query_head_reads_kv_head_h_div_group():
+    # One-hot values: KV head j's value is the constant j+1 in its columns, so each query head's
+    # output (before W_o = I) is exactly the id of the KV head it read.
+    B, L, D, H_q, H_kv = 1, 3, 8, 4, 2
+    d_k = D // H_q
+    x = torch.ones(B, L, D, dtype=torch.float64)
+    W_v = torch.zeros(D, H_kv * d_k, dtype=torch.float64)
+    for j in range(H_kv):
+        W_v[0, j * d_k:(j + 1) * d_k] = j + 1
+    zeros = torch.zeros(D, H_kv * d_k, dtype=torch.float64)
+    y = ref.grouped_query_attention(x, torch.eye(D, dtype=torch.float64), zeros, W_v,
+                                    torch.eye(D, dtype=torch.float64), H_q, H_kv)
+    per_head = y[0, 0].view(H_q, d_k)[:, 0]
+    assert per_head.tolist() == [1.0, 1.0, 2.0, 2.0]  # repeat would give [1, 2, 1, 2]
+
+
+@pytest.mark.parametrize("D,H_q,H_kv", [(16, 4, 3), (10, 4, 2)])
+def test_reference_value_errors(D, H_q, H_kv):
+    x = torch.randn(1, 2, D)
+    with pytest.raises(ValueError):
+        ref.grouped_query_attention(x, torch.eye(D), torch.ones(D, 4), torch.ones(D, 4), torch.eye(D), H_q, H_kv)
+
+
+def test_plan_has_head_mapping_case_far_from_repeat():
+    plan = build_plan(get_exercise("gqa"), seed=0)
+    assert {s.check for s in plan.steps} >= {"head_mapping", "mqa", "equals_mha", "bad_group", "bad_num_heads"}
+    assert plan.audit_ops
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_repeat.py", "head_mapping", "`repeat`"),
+    ("bug_dk_from_kv_width.py", "values", "num_kv_heads * d_k"),
+    ("bug_unscaled.py", "values", "not scaled"),
+    ("bug_reversed_mask.py", "masks", "opposite polarity"),
+    ("bug_detach_weights.py", "grad_input", "gradient of x"),
+    ("bug_inplace_x.py", "inputs_unchanged", "Modified its input in place: x"),
+    ("bug_no_group_check.py", "bad_group", "Expected ValueError"),
+])
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_in_process("gqa", SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+def test_expanded_weights_are_numerically_right():
+    # caught only by the (not yet declared) kv_flops check; every value check passes
+    assert failed(judge_in_process("gqa", SAMPLES / "bug_expand_weights.py")) == set()
+
+
+def test_correct_styles_pass_every_check_in_process():
+    for path in sorted(SAMPLES.glob("correct_*.py")):
+        assert failed(judge_in_process("gqa", path)) == set(), path.name
+
+
+def test_static_scan_catches_enable_gqa_sdpa_inside_a_function():
+    ex = get_exercise("gqa")
+    source = (SAMPLES / "bug_sdpa_enable_gqa.py").read_text()
+    assert [v.name for v in scan_source(source, ex.forbidden_modules, ex.forbidden_names)] == [
+        "torch.nn.functional.scaled_dot_product_attention"]
+
+
+def test_sdpa_via_torch_ops_is_caught_by_the_op_audit_only():
+    ex = get_exercise("gqa")
+    path = SAMPLES / "bug_sdpa_via_ops.py"
+    assert scan_source(path.read_text(), ex.forbidden_modules, ex.forbidden_names) == []
+    card = grade_submission(ex, path, sandbox="process", seed=2)
+    assert card.status == "graded" and card.score == 0
+    assert {c.verdict for c in card.checks} == {"forbidden"}
+    assert "aten._scaled_dot_product_flash_attention_for_cpu" in card.status_message
