@@ -28,12 +28,14 @@ plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": 
 PASS, FAIL, NEUTRAL = "#2e7d32", "#c62828", "#546e7a"
 SERIES_KEY = "sizes"
 PREFERRED = ("candidate", "reference")
+#: The difference panel's colour scale never spans less than this: float rounding stays white.
+DIFF_SCALE_FLOOR = 0.05
 
 
-def _png_uri(fig, dpi: int = 80) -> str:
+def _png_uri(fig, dpi: int = 80, tight: bool = True) -> str:
     """Raster plots (heatmaps) as PNG: a fraction of the size of the same image inside an SVG."""
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight" if tight else None)
     plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
@@ -77,25 +79,29 @@ def pass_rates(title: str, rates: Sequence[tuple[str, float]]) -> str:
 
 def heatmap(candidate: Sequence[Sequence[float | None]], reference: Sequence[Sequence[float | None]],
             title: str = "") -> str:
-    """Candidate weights, reference weights, and their difference, side by side."""
+    """Candidate weights, reference weights (both on a 0..1 scale), and their difference (a diverging
+    scale symmetric around 0), side by side. No colorbars and no tight bounding box: this figure is
+    drawn once per heatmap and per submission, so it must be cheap."""
     cand = np.array([[np.nan if v is None else v for v in row] for row in candidate], dtype=float)
     ref = np.array([[np.nan if v is None else v for v in row] for row in reference], dtype=float)
     diff = cand - ref
-    fig, axes = plt.subplots(1, 3, figsize=(7.2, 2.5))
-    vmax = max(1e-12, float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else 1.0)
-    panels = ((cand, "candidate", "viridis", 0.0, 1.0), (ref, "reference", "viridis", 0.0, 1.0),
-              (diff, f"candidate - reference (max |d| {vmax:.2g})", "RdBu_r", -vmax, vmax))
+    biggest = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else float("nan")
+    vmax = max(DIFF_SCALE_FLOOR, biggest) if math.isfinite(biggest) else 1.0  # rounding noise stays white
+    fig, axes = plt.subplots(1, 3, figsize=(6.6, 2.3))
+    panels = ((cand, "candidate (0 to 1)", "viridis", 0.0, 1.0), (ref, "reference (0 to 1)", "viridis", 0.0, 1.0),
+              (diff, f"difference (max {biggest:.2g})", "RdBu_r", -vmax, vmax))
     for ax, (m, name, cmap, lo, hi) in zip(axes, panels):
-        im = ax.imshow(m, cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
+        ax.imshow(m, cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
         ax.set_title(name, fontsize=8)
         ax.set_xlabel("key", fontsize=7)
-        ax.set_ylabel("query", fontsize=7)
         ax.tick_params(labelsize=6)
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04).ax.tick_params(labelsize=6)
+        ax.xaxis.get_major_locator().set_params(integer=True)
+        ax.yaxis.get_major_locator().set_params(integer=True)
+    axes[0].set_ylabel("query", fontsize=7)
     if title:
         fig.suptitle(title, fontsize=8, x=0.01, ha="left")
-    fig.tight_layout()
-    return _png_uri(fig)
+    fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.86, wspace=0.25)
+    return _png_uri(fig, tight=False)
 
 
 def _numbers(value: Any) -> list[float] | None:

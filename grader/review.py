@@ -111,7 +111,8 @@ def render_review(tables: Sequence[ReviewTable], console: Console) -> None:
         return
     for t in tables:
         table = Table(title=f"{t.title} ({t.exercise})", title_justify="left", show_lines=False)
-        table.add_column("submission", overflow="fold", min_width=8)
+        label_width = max([len(r.label) for r in t.rows] + [10])
+        table.add_column("submission", no_wrap=True, min_width=label_width)
         table.add_column("status", no_wrap=True, min_width=max(len(r.card.status) for r in t.rows) if t.rows else 6)
         table.add_column("score", justify="right", no_wrap=True, min_width=5)
         for i, check in enumerate(t.checks, start=1):
@@ -120,7 +121,8 @@ def render_review(tables: Sequence[ReviewTable], console: Console) -> None:
             status_style = "green" if row.card.all_passed else ("red" if row.card.status != "graded" else "yellow")
             table.add_row(row.label, Text(row.card.status, style=status_style),
                           f"{row.card.score:g}/{row.card.max_score:g}", *[glyph(row.verdicts.get(c)) for c in t.checks])
-        console.print(table)
+        needed = label_width + 30 + sum(len(str(i)) + 3 for i in range(1, len(t.checks) + 1))
+        console.print(table, width=max(console.width, needed))  # wider than the terminal beats unreadable
         key = "  ".join(f"{i}={c}" + (" (hidden)" if c in t.hidden else "") for i, c in enumerate(t.checks, start=1))
         console.print(Text("checks: " + key, style="dim"))
     console.print(Text("legend: " + LEGEND, style="dim"))

@@ -1,0 +1,101 @@
+"""Exports: Gradescope results.json (validated against our schema of Gradescope's spec), JUnit XML
+(parsed back with junitparser), CSV; ``grade submit --format``."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.exercise import get_exercise, project_root
+from grader.exports import export_text, to_gradescope, to_junit, validate_gradescope
+from grader.grading import grade_submission
+
+junitparser = pytest.importorskip("junitparser")
+SAMPLES = project_root() / "submissions" / "samples"
+
+
+@pytest.fixture(scope="module")
+def cards():
+    graded = {}
+    for ex, name in (("attention_scores", "bug_unscaled"), ("softmax", "correct_logsumexp"),
+                     ("softmax", "bug_inplace")):
+        graded[name] = grade_submission(get_exercise(ex), SAMPLES / ex / f"{name}.py", sandbox="process", seed=5)
+    return graded
+
+
+def test_gradescope_results_validate_and_hide_hidden_cases(cards):
+    card = cards["bug_unscaled"]
+    doc = to_gradescope(card)
+    validate_gradescope(doc)
+    assert doc["score"] == card.score and len(doc["tests"]) == len(card.checks)
+    assert sum(t["score"] for t in doc["tests"]) == pytest.approx(card.score)
+    hidden = [t for t in doc["tests"] if t["name"].startswith("hidden_cases")]
+    assert hidden and hidden[0]["visibility"] == "after_published" and hidden[0]["status"] == "failed"
+    assert "case:" not in hidden[0]["output"] and "query (" not in hidden[0]["output"]  # inputs not revealed
+    public_failed = [t for t in doc["tests"] if t["name"].startswith("scaling")][0]
+    assert public_failed["visibility"] == "visible" and "case:" in public_failed["output"]
+    assert {t["status"] for t in doc["tests"]} <= {"passed", "failed"}
+    hidden_doc = to_gradescope(card, hidden_visibility="hidden")
+    assert [t["visibility"] for t in hidden_doc["tests"] if t["name"].startswith("hidden_cases")] == ["hidden"]
+
+
+def test_gradescope_schema_rejects_what_gradescope_would(cards):
+    doc = to_gradescope(cards["bug_inplace"])
+    for bad in ({**doc, "tests": [{**doc["tests"][0], "status": "error"}]},
+                {**doc, "tests": [{**doc["tests"][0], "visibility": "secret"}]},
+                {k: v for k, v in doc.items() if k != "score"} | {"tests": [{"name": "x"}]},
+                {**doc, "unknown": 1}):
+        with pytest.raises(jsonschema.ValidationError):
+            validate_gradescope(bad)
+
+
+def test_junit_parses_back_with_matching_counts(cards, tmp_path):
+    pairs = [(name, card) for name, card in cards.items()]
+    path = tmp_path / "junit.xml"
+    path.write_text(to_junit(pairs))
+    xml = junitparser.JUnitXml.fromfile(str(path))
+    suites = list(xml)
+    assert len(suites) == 3
+    for suite, (name, card) in zip(suites, pairs):
+        assert suite.name.startswith(name)
+        cases = list(suite)
+        assert [c.name for c in cases] == [c.id for c in card.checks]
+        for case, check in zip(cases, card.checks):
+            kinds = {type(r).__name__ for r in case.result}
+            if check.verdict == "passed":
+                assert case.is_passed
+            elif check.verdict in ("failed", "forbidden"):
+                assert kinds == {"Failure"}
+            elif check.verdict == "skipped":
+                assert kinds == {"Skipped"}
+            else:
+                assert kinds == {"Error"}
+        assert suite.failures == sum(c.verdict in ("failed", "forbidden") for c in card.checks)
+
+
+def test_csv_export(cards):
+    rows = list(csv.DictReader(io.StringIO(export_text("csv", [("bob", cards["bug_inplace"])]))))
+    assert rows == [{"candidate": "bob", "exercise": "softmax", "status": "graded",
+                     "score": f"{cards['bug_inplace'].score:g}", "max_score": f"{cards['bug_inplace'].max_score:g}",
+                     "failed_checks": "input_unchanged", "scorecard": ""}]
+
+
+def test_submit_format_gradescope_and_junit(tmp_path):
+    runner = CliRunner()
+    sample = SAMPLES / "softmax" / "bug_inplace.py"
+    result = runner.invoke(main, ["submit", "softmax", str(sample), "--sandbox", "process", "-q", "--out",
+                                  str(tmp_path / "card.json"), "--format", "gradescope", "--export",
+                                  str(tmp_path / "results.json")])
+    assert result.exit_code == 1, result.output
+    validate_gradescope(json.loads((tmp_path / "results.json").read_text()))
+    result = runner.invoke(main, ["submit", "softmax", str(sample), "--sandbox", "process", "-q", "--out",
+                                  str(tmp_path / "card.json"), "--format", "junit", "--export",
+                                  str(tmp_path / "junit.xml")])
+    assert result.exit_code == 1
+    assert list(junitparser.JUnitXml.fromfile(str(tmp_path / "junit.xml")))[0].failures == 1

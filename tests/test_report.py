@@ -1,0 +1,135 @@
+"""grade report: the HTML file (sections, plots, self-contained), the scorecard's artifacts, and the page
+rendered in headless Chromium (screenshot, DOM, console)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.artifacts import MAX_HEATMAPS, MAX_SIDE
+from grader.cli import main
+from grader.exercise import get_exercise, project_root
+from grader.grading import grade_submission
+from grader.plots import find_series
+from grader.report import render_report, write_report
+from grader.scorecard import Scorecard, validate, write_scorecard
+
+SAMPLES = project_root() / "submissions" / "samples"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+REQUIRE_CHROMIUM = os.environ.get("GRADER_REQUIRE_CHROMIUM") == "1"
+PROBE_DETAILS = {"quantity": "flops", "sweep": "L", "sizes": [64, 128, 256, 512],
+                 "candidate": [4e6, 1.6e7, 6.4e7, 2.6e8], "reference": [2e6, 8e6, 3.2e7, 1.3e8],
+                 "ratios": [2, 2, 2, 2]}
+
+
+@pytest.fixture(scope="module")
+def cards() -> dict[str, Scorecard]:
+    graded = {}
+    for label, ex, sample in (("ann", "attention_scores", "bug_unscaled"), ("ben", "attention_scores", "correct_einsum"),
+                              ("cat", "softmax", "bug_inplace")):
+        graded[label] = grade_submission(get_exercise(ex), SAMPLES / ex / f"{sample}.py", sandbox="process", seed=4)
+    card = graded["cat"]  # a synthetic complexity probe: the plot hook reads generic details keys
+    checks = list(card.checks)
+    checks[-1] = replace(checks[-1], details={**checks[-1].details, **PROBE_DETAILS})
+    graded["cat"] = replace(card, checks=tuple(checks))
+    return graded
+
+
+def test_artifacts_are_small_public_only_and_interviewer_only(cards):
+    card = cards["ann"]
+    maps = card.artifacts["heatmaps"]
+    assert 0 < len(maps) <= MAX_HEATMAPS
+    public = {c.id for c in card.checks if c.visibility == "public"}
+    assert {m["check"] for m in maps} <= public
+    for m in maps:
+        assert len(m["candidate"]) <= MAX_SIDE and all(len(row) <= MAX_SIDE for row in m["candidate"])
+        assert len(m["candidate"]) == len(m["reference"])
+        for row in m["reference"]:
+            assert sum(row) == pytest.approx(1.0, abs=1e-4) or m["shape"][-1] > MAX_SIDE
+    assert maps[0]["check"] in {c.id for c in card.checks if c.verdict != "passed"}  # failures first
+    validate(card.to_json())
+    assert card.candidate_view().artifacts is None
+    assert "artifacts" not in card.candidate_view().to_json()
+
+
+def test_find_series_reads_generic_keys_and_skips_when_absent():
+    assert find_series({"max_abs_diff": 0.1, "tolerance": {"rtol": 1e-5}}) == []
+    found = find_series({"probe": {"sizes": [1, 2, 4], "candidate": [1, 4, 16], "reference": [1, 2, 4]}})
+    assert found[0]["series"].keys() == {"candidate", "reference"}
+    assert find_series({"sizes": [1, 2, 4], "seconds": [0.1, 0.2, 0.4]})[0]["series"] == {"seconds": [0.1, 0.2, 0.4]}
+
+
+def test_report_sections_and_self_contained(cards):
+    html = render_report(list(cards.items()))
+    for section in ('id="cohort-summary"', 'id="score-distribution"', 'id="pass-rates"', 'id="submission-index"'):
+        assert section in html
+    assert html.count('class="submission"') == 3
+    assert html.count('class="heatmap"') == sum(len((c.artifacts or {}).get("heatmaps", [])) for c in cards.values())
+    assert 'alt="log-log plot of' in html
+    assert "<script" not in html
+    assert not re.search(r'(src|href)="(?!data:|#)', html), "the report must not load anything"
+    for check in cards["ann"].checks:
+        assert f"<b>{check.id}</b>" in html
+    assert "Likely mistake: scores were not scaled" in html  # the messages are there
+
+
+def test_cli_report(cards, tmp_path):
+    paths = []
+    for label, card in cards.items():
+        paths.append(tmp_path / f"{label}.json")
+        write_scorecard(card, paths[-1])
+    runner = CliRunner()
+    assert runner.invoke(main, ["report", "--help"]).exit_code == 0
+    result = runner.invoke(main, ["report", *map(str, paths), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / "r.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def _chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
+         "--enable-logging=stderr", "--v=0", *extra, url],
+        capture_output=True, text=True, timeout=120)
+
+
+def _console_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if ":CONSOLE" in line]
+
+
+@pytest.mark.skipif(CHROMIUM is None and not REQUIRE_CHROMIUM, reason="chromium is not installed")
+def test_report_renders_in_headless_chromium(cards, tmp_path):
+    assert CHROMIUM, "GRADER_REQUIRE_CHROMIUM=1 but chromium is not installed"
+    report = write_report(list(cards.items()), tmp_path / "report.html")
+    url = report.resolve().as_uri()
+    shot = tmp_path / "report.png"
+    run = _chromium(url, tmp_path / "profile1", f"--screenshot={shot}", "--window-size=1280,2400",
+                    "--hide-scrollbars")
+    assert shot.is_file() and shot.stat().st_size > 20_000, run.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert _console_lines(run.stderr) == []
+    dom = _chromium(url, tmp_path / "profile2", "--dump-dom")
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    assert _console_lines(dom.stderr) == []
+    for text in ("Cohort summary", "Pass rate per check", "Attention weights (public cases)", "ann", "ben", "cat"):
+        assert text in dom.stdout
+    assert dom.stdout.count('class="submission"') == 3
+    if os.environ.get("GRADER_REPORT_SCREENSHOT"):
+        shutil.copyfile(shot, os.environ["GRADER_REPORT_SCREENSHOT"])
+
+
+@pytest.mark.skipif(CHROMIUM is None and not REQUIRE_CHROMIUM, reason="chromium is not installed")
+def test_console_error_detection_works(tmp_path):
+    """The console check above is only worth something if it sees an error when there is one."""
+    assert CHROMIUM
+    page = tmp_path / "bad.html"
+    page.write_text('<html><body><script>console.error("report-broke")</script></body></html>')
+    run = _chromium(page.as_uri(), tmp_path / "profile", "--dump-dom")
+    assert any("report-broke" in line for line in _console_lines(run.stderr))
