@@ -167,3 +167,19 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
                   grad=("x",) + WEIGHTS, judge=gradients_close(("x",) + WEIGHTS))
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Step of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
+    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work."""
+    B, D, H_q, H_kv = 1, 128, 8, 1
+    d_k = D // H_q
+    tag = f"probe{size}"
+    args = [b.tensor(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), label="x")]
+    for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
+        args.append(b.tensor(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
+                             label=name))
+    args += [b.value(H_q), b.value(H_kv)]
+    b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
+           meta={"probe": probe.check, "size": size},
+           describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, no mask")

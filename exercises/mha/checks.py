@@ -268,3 +268,16 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
             c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
                   grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))
     return b.plan
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Step of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32."""
+    B, D, H = 1, 64, 8
+    x = rng.standard_normal((B, size, D)).astype(np.float32)
+    tag = f"probe{size}"
+    args = [b.tensor(f"{tag}_{label}", x, label=label) for label in INPUTS] + [b.value(H)]
+    args += [b.tensor(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32), label=label)
+             for label in WEIGHTS]
+    b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
+           meta={"probe": probe.check, "size": size},
+           describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, no mask")
