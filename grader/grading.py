@@ -12,7 +12,10 @@ import importlib.metadata
 import platform
 import secrets
 import sys
+import threading
 import time
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -70,6 +73,61 @@ def run_in_process(wire: dict, arrays: dict[str, np.ndarray], module, module_fil
         executor.run(emit)
     results.done = True
     return results
+
+
+_ANSWERS: "OrderedDict[tuple, tuple]" = OrderedDict()
+_ANSWERS_LOCK = threading.Lock()
+_ANSWERS_MAX = 8
+
+
+def _cache_key(exercise: Exercise, seed: int) -> tuple:
+    files = [exercise.reference_path, exercise.folder / "checks.py", exercise.folder / "exercise.toml",
+             *exercise.baseline_paths]
+    stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
+    return (exercise.id, exercise.version, seed, stamps)
+
+
+def _reference_answers(exercise: Exercise, seed: int) -> tuple[Plan, tuple | None]:
+    """The plan for ``seed`` and, when this process already computed them, the reference's answers.
+
+    Selfcheck, batch and the test suite grade many files against one exercise and seed: the plan
+    and the reference's runs are computed once per (exercise files, seed) and reused.
+    """
+    key = _cache_key(exercise, seed)
+    with _ANSWERS_LOCK:
+        hit = _ANSWERS.get(key)
+        if hit is not None:
+            _ANSWERS.move_to_end(key)
+            return hit
+    return build_plan(exercise, seed), None
+
+
+def answers_for(exercise: Exercise, seed: int, plan: Plan) -> tuple[RunResults, RunResults, list[RunResults]]:
+    """Run the reference on ``plan`` three ways and remember the answers for this (exercise, seed).
+
+    Returns:
+        ``(expected, golden, baselines)``: the reference in the plan's dtypes (with measurements),
+        the reference with floating inputs promoted to float64 (unmeasured), and each of the
+        exercise's ``baselines/`` in the plan's dtypes (unmeasured).
+    """
+    ref_file = str(exercise.reference_path)
+    expected = run_in_process(plan.wire(), plan.arrays, exercise.load_reference(), ref_file)
+    golden_wire, golden_arrays = plan.golden()
+    golden = run_in_process(_unmeasured(golden_wire), golden_arrays, exercise.load_reference(), ref_file)
+    baselines = [run_in_process(_unmeasured(plan.wire()), plan.arrays,
+                                _import_file(p, f"grader_baseline_{p.stem}"), str(p))
+                 for p in exercise.baseline_paths]
+    answers = (expected, golden, baselines)
+    with _ANSWERS_LOCK:
+        _ANSWERS[_cache_key(exercise, seed)] = (plan, answers)
+        while len(_ANSWERS) > _ANSWERS_MAX:
+            _ANSWERS.popitem(last=False)
+    return answers
+
+
+def _unmeasured(wire: dict) -> dict:
+    """A copy of a plan's wire form without measurement requests (for runs whose cost is not compared)."""
+    return {**wire, "steps": [{k: v for k, v in step.items() if k != "measure"} for step in wire["steps"]]}
 
 
 def build_plan(exercise: Exercise, seed: int) -> Plan:
@@ -232,25 +290,27 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         return card(Status.GRADED, checks, message)
 
     try:
-        # 2. The plan and the reference's answers, on the host.
-        say("running the reference")
-        plan = build_plan(exercise, seed)
-        reference = exercise.load_reference()
-        ref_file = str(exercise.reference_path)
-        expected = run_in_process(plan.wire(), plan.arrays, reference, ref_file)
-        golden_wire, golden_arrays = plan.golden()
-        golden = run_in_process(golden_wire, golden_arrays, exercise.load_reference(), ref_file)
-        baselines = [run_in_process(plan.wire(), plan.arrays, _import_file(p, f"grader_baseline_{p.stem}"), str(p))
-                     for p in exercise.baseline_paths]
-
-        # 3. The submission, in the sandbox.
+        # 2. The plan, then the submission in the sandbox while the reference answers the same plan
+        #    here (the sandbox is another process, so the two overlap).
+        say("building the plan")
+        plan, answers = _reference_answers(exercise, seed)
         backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
         info = backend.info()
         sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
                              "selection": selection})
+        job = SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source, needs_torch=plan.uses_torch())
+        if answers is None and not plan.uses_torch():
+            # NumPy plans measure the reference's peak bytes with tracemalloc, which is process-wide:
+            # that run goes first and alone, before the sandbox's reader threads start allocating.
+            say("running the reference")
+            answers = answers_for(exercise, seed, plan)
         say(f"running the submission ({info.backend} sandbox)")
-        run = backend.run(SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source,
-                                     needs_torch=plan.uses_torch()), limits)
+        # The sandbox runs in this thread, so Ctrl-C/SIGTERM reach the backend's own clean-up; the
+        # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
+            pending = pool.submit(answers_for, exercise, seed, plan) if answers is None else None
+            run = backend.run(job, limits)
+            expected, golden, baselines = pending.result() if pending is not None else answers
         if run.infrastructure_error:
             raise SandboxUnavailable(run.infrastructure_error)
 

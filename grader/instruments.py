@@ -152,6 +152,11 @@ def _torch_counter_mode():
     from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
 
     class WorkCounterMode(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # Keeps torch from importing torch._dynamo (~2.4 s) on the first dispatch; we never compile.
+            return False
+
         """Counts every aten op: matmul-type by FLOP formula, others by elements read + written;
         tracks live storage bytes of the tensors it sees created (peak on CPU)."""
 

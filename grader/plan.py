@@ -105,6 +105,27 @@ class Plan:
         raise KeyError(step_id)
 
 
+def round_to_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
+    """Round ``value`` to ``float16`` or ``bfloat16`` and return it as float32, without torch.
+
+    float16 is IEEE binary16 (NumPy's cast rounds to nearest even, as torch does). bfloat16 keeps
+    the top 16 bits of the float32 pattern, rounded to nearest even on the dropped half, which is
+    how ``torch.Tensor.to(torch.bfloat16)`` rounds (``c10/util/BFloat16.h``, ``round_to_nearest_even``).
+
+    Raises:
+        ValueError: another dtype.
+    """
+    v = np.asarray(value, dtype=np.float32)
+    if dtype == "float16":
+        with np.errstate(over="ignore"):  # beyond 65504 becomes inf, as in torch
+            return v.astype(np.float16).astype(np.float32)
+    if dtype != "bfloat16":
+        raise ValueError(f"cannot round to {dtype}")
+    bits = v.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).astype(np.uint32).view(np.float32)
+    return np.where(np.isnan(v), v, rounded).reshape(v.shape)
+
+
 def _step_args(wire_step: dict) -> list[dict]:
     return [*wire_step.get("args", []), *wire_step.get("kwargs", {}).values()]
 
@@ -163,9 +184,7 @@ class PlanBuilder:
         """
         value = np.asarray(value)
         if dtype in ("float16", "bfloat16"):
-            import torch  # noqa: PLC0415 - only torch exercises reach this
-
-            value = torch.tensor(value, dtype=torch.float32).to(getattr(torch, dtype)).float().numpy()
+            value = round_to_dtype(value, dtype)
         self.array(name, value)
         arg: dict[str, Any] = {"tensor": name, "dtype": dtype, "requires_grad": requires_grad}
         if label:

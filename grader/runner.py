@@ -109,6 +109,11 @@ def _op_audit(forbidden: list[str]):
     from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415 - torch is lazy
 
     class OpAudit(TorchDispatchMode):
+        @classmethod
+        def _should_skip_dynamo(cls) -> bool:
+            # Keeps torch from importing torch._dynamo (~2.4 s) on the first dispatch; we never compile.
+            return False
+
         def __init__(self):
             super().__init__()
             self.seen: set[str] = set()
