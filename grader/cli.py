@@ -175,6 +175,59 @@ def exercise_ids_all() -> list[str]:
     return exercise_ids()
 
 
+@main.group()
+def sandbox() -> None:
+    """Build and inspect the Docker sandbox image."""
+
+
+@sandbox.command("build")
+@click.option("--bootstrap-base", is_flag=True,
+              help="Make the base locally (debootstrap of Debian bookworm, docker import): no registry needed.")
+@click.option("--base", default=None, help="Base image when not bootstrapping (default: python:3.11-slim).")
+@click.option("--find-links", multiple=True, help="Where pip also looks for wheels (folder or URL; repeatable).")
+@click.option("--index-url", default=None, help="Package index for pip download (e.g. a CPU-only torch index).")
+@click.option("--wheelhouse", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Folder the wheels are downloaded to and kept in.")
+@click.option("--mirror", default=None, help="Debian mirror for --bootstrap-base.")
+@click.option("--force", is_flag=True, help="Rebuild even when the image is current.")
+def sandbox_build(bootstrap_base: bool, base: str | None, find_links: tuple[str, ...], index_url: str | None,
+                  wheelhouse: Path | None, mirror: str | None, force: bool) -> None:
+    """Build the sandbox image (offline: wheels are downloaded first). Fast when it is current."""
+    from grader.sandbox.image import BuildOptions, ImageBuildError, build_image  # noqa: PLC0415
+
+    given = {"base": base, "wheelhouse": wheelhouse, "mirror": mirror}
+    options = BuildOptions(bootstrap_base=bootstrap_base, find_links=find_links, index_url=index_url, force=force,
+                           **{k: v for k, v in given.items() if v is not None})
+    err = _console(err=True)
+    try:
+        result = build_image(options, progress=lambda msg: err.print(f"[dim]sandbox: {msg}[/dim]", markup=True))
+    except ImageBuildError as exc:
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    verb = "built" if result.built else "up to date:"
+    click.echo(f"{verb} {result.image} {result.image_id} (base {result.base}) in {result.seconds:.1f} s")
+
+
+@sandbox.command("status")
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def sandbox_status(as_json: bool) -> None:
+    """Say whether an engine is reachable, which image is there, and what --sandbox auto picks."""
+    from grader.sandbox.image import sandbox_status as probe  # noqa: PLC0415
+
+    status = probe()
+    if as_json:
+        click.echo(json.dumps(status.to_json(), indent=2))
+        return
+    click.echo(f"engine: {status.engine and 'docker ' + status.engine or 'none (' + str(status.engine_error) + ')'}")
+    if status.image_id:
+        versions = ", ".join(f"{k} {v}" for k, v in (status.versions or {}).items()) or "versions unknown"
+        fresh = {True: "current", False: "stale: run `grade sandbox build`", None: "freshness unknown"}[status.current]
+        click.echo(f"image: {status.image} {status.image_id} ({versions}; {fresh})")
+    else:
+        click.echo(f"image: {status.image} not built" + (" (run `grade sandbox build`)" if status.engine else ""))
+    click.echo(f"--sandbox auto picks: {status.auto}")
+
+
 # -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------
 
 def _load_cards(paths):
