@@ -1,0 +1,355 @@
+"""The docker backend against a real engine: same verdicts as the process backend, hardening that
+holds against hostile basics, a lifecycle that leaves no container behind; plus the parts that need
+no engine (options, selection, the CLI's help).
+
+Tests marked ``docker`` skip without an engine and the image, unless GRADER_REQUIRE_DOCKER=1
+(``tests/conftest.py``); none of them asserts how fast anything is, only that limits are enforced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import resource
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from grader.cli import main
+from grader.exercise import exercise_ids, get_exercise
+from grader.grading import grade_submission
+from grader.sandbox import select_sandbox
+from grader.sandbox.base import Limits, SandboxJob, SandboxUnavailable
+from grader.sandbox.docker import (DEADLINE_LABEL, OWNER_LABEL, DockerSandbox, _exit_code, container_memory_bytes,
+                                   container_options, sweep, tmpfs_bytes)
+from grader.sandbox.image import (BOOTSTRAP_BASE, BASE_LABEL, CONTAINER_LABEL, BuildOptions, content_hash,
+                                  pip_download_command, sandbox_status)
+from grader.scorecard import validate
+from grader.selfcheck import run_selfcheck
+
+ROOT = Path(__file__).resolve().parent.parent
+HOSTILE = Path(__file__).resolve().parent / "hostile_basic"
+REFERENCE = ROOT / "reference" / "softmax.py"
+#: Allowed beyond a wall limit for starting and removing a container (seconds); generous on purpose.
+GRACE_S = 25.0
+
+
+def grade(path: Path, sandbox: str, *, limits: Limits | None = None, exercise: str = "softmax", seed: int = 7):
+    return grade_submission(get_exercise(exercise), path, sandbox=sandbox, seed=seed, limits=limits)
+
+
+def verdicts(card) -> dict[str, str]:
+    return {c.id: c.verdict for c in card.checks}
+
+
+def output(card) -> str:
+    return card.output["text"]
+
+
+# -- no engine needed ---------------------------------------------------------------------------------
+
+def test_container_options_harden_every_run(tmp_path):
+    limits = Limits(memory_bytes=512 * 1024**2, max_processes=32)
+    opts = container_options(limits, str(tmp_path))
+    assert opts["network_mode"] == "none" and opts["read_only"] is True
+    assert opts["user"] == "65534:65534" and opts["cap_drop"] == ["ALL"]
+    assert opts["security_opt"] == ["no-new-privileges"] and opts["init"] is True
+    assert opts["pids_limit"] == 32
+    assert opts["mem_limit"] == opts["memswap_limit"] == container_memory_bytes(limits)
+    assert container_memory_bytes(limits) == limits.memory_bytes + tmpfs_bytes(limits)
+    assert opts["nano_cpus"] > 0
+    tmp = opts["tmpfs"]["/tmp"]
+    assert "noexec" in tmp and f"size={tmpfs_bytes(limits)}" in tmp
+    assert opts["log_config"]["Type"] == "json-file" and opts["log_config"]["Config"]["max-size"]
+    (mount,) = opts["mounts"]
+    assert mount["ReadOnly"] is True and mount["Type"] == "bind" and mount["Source"] == str(tmp_path)
+
+
+def test_tmpfs_is_small_and_bounded():
+    assert tmpfs_bytes(Limits(memory_bytes=2 * 1024**3)) == 64 * 1024**2
+    assert tmpfs_bytes(Limits(memory_bytes=128 * 1024**2)) == 16 * 1024**2
+
+
+def test_exit_codes_from_tini_read_as_signals():
+    assert _exit_code(137) == -signal.SIGKILL
+    assert _exit_code(0) == 0 and _exit_code(1) == 1 and _exit_code(None) is None
+
+
+def test_pip_download_pins_numpy_and_torch_and_takes_sources(tmp_path):
+    argv = pip_download_command(BuildOptions(numpy="2.4.6", torch="2.13.0", wheelhouse=tmp_path,
+                                             find_links=("/wheels",), index_url="https://example.invalid/simple"))
+    assert "numpy==2.4.6" in argv and "torch==2.13.0" in argv
+    assert argv[argv.index("--find-links") + 1] == "/wheels"
+    assert argv[argv.index("--index-url") + 1] == "https://example.invalid/simple"
+    assert argv[argv.index("--dest") + 1] == str(tmp_path)
+
+
+def test_content_hash_changes_with_what_goes_into_the_image():
+    base = content_hash(b"FROM x", "sha256:1", "2.4.6", "2.13.0")
+    assert base == content_hash(b"FROM x", "sha256:1", "2.4.6", "2.13.0")
+    assert base != content_hash(b"FROM y", "sha256:1", "2.4.6", "2.13.0")
+    assert base != content_hash(b"FROM x", "sha256:2", "2.4.6", "2.13.0")
+    assert base != content_hash(b"FROM x", "sha256:1", "2.4.5", "2.13.0")
+
+
+def test_require_isolation_refuses_without_docker(monkeypatch, tmp_path):
+    monkeypatch.setattr(DockerSandbox, "if_ready", classmethod(lambda cls, image=None: (None, "no engine here")))
+    with pytest.raises(SandboxUnavailable, match="no engine here"):
+        select_sandbox("auto", require_isolation=True)
+    with pytest.raises(SandboxUnavailable):
+        select_sandbox("process", require_isolation=True)
+    backend, why = select_sandbox("auto")
+    assert backend.name == "process" and "no engine here" in why
+    card = grade_submission(get_exercise("softmax"), REFERENCE, sandbox="auto", require_isolation=True, seed=1)
+    assert card.status == "infrastructure_error" and card.score == 0
+    result = CliRunner().invoke(main, ["submit", "softmax", str(REFERENCE), "--require-isolation", "-q",
+                                       "--out", str(tmp_path / "card.json")])
+    assert result.exit_code == 3
+
+
+@pytest.mark.parametrize("args", [["sandbox", "--help"], ["sandbox", "build", "--help"],
+                                  ["sandbox", "status", "--help"]])
+def test_sandbox_commands_have_help(args):
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0 and "Usage" in result.output
+
+
+# -- a real engine: selection, scorecard, same verdicts as the process backend ------------------------
+
+@pytest.mark.docker
+def test_auto_picks_docker_and_require_isolation_accepts_it():
+    backend, why = select_sandbox("auto")
+    assert backend.name == "docker" and "image" in why
+    backend, _ = select_sandbox("auto", require_isolation=True)
+    assert backend.name == "docker"
+
+
+@pytest.mark.docker
+def test_scorecard_records_backend_image_and_limits():
+    card = grade(REFERENCE, "docker")
+    assert card.status == "graded" and card.all_passed
+    doc = card.to_json()
+    validate(doc)
+    assert doc["sandbox"]["backend"] == "docker"
+    assert doc["sandbox"]["image"].startswith("sha256:")
+    assert doc["sandbox"]["isolation"]["network"] == "none"
+    assert doc["sandbox"]["limits"]["memory_bytes"] == get_exercise("softmax").limits.memory_bytes
+
+
+def _rows(rows) -> dict:
+    return {r.file: (r.status, r.score, sorted(r.failed_checks)) for r in rows}
+
+
+@pytest.mark.docker
+def test_softmax_selfcheck_gives_the_same_verdicts_under_docker_and_process():
+    exercise = get_exercise("softmax")
+    docker_rows = run_selfcheck([exercise], sandbox="docker", seed=99)
+    assert _rows(docker_rows) == _rows(run_selfcheck([exercise], sandbox="process", seed=99))
+    assert all(r.ok for r in docker_rows), [(r.file, r.note) for r in docker_rows if not r.ok]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id", [e for e in exercise_ids() if e != "softmax"])
+def test_selfcheck_under_docker(exercise_id):
+    """The same contract as tests/test_selfcheck.py (which runs the process backend), under docker."""
+    rows = run_selfcheck([get_exercise(exercise_id)], sandbox="docker", seed=99)
+    bad = [(r.file, r.expectation, r.status, r.failed_checks, r.note) for r in rows if not r.ok]
+    assert not bad
+
+
+# -- hostile basics -----------------------------------------------------------------------------------
+
+@pytest.mark.docker
+def test_network_is_unreachable_inside():
+    card = grade(HOSTILE / "network.py", "docker")
+    text = output(card)
+    assert "NET: CONNECTED" not in text
+    assert text.count("NET: blocked") == 3, text
+    assert card.all_passed
+
+
+@pytest.mark.docker
+def test_writes_outside_tmp_fail():
+    card = grade(HOSTILE / "writes.py", "docker")
+    text = output(card)
+    assert "WRITE: succeeded" not in text, text
+    assert text.count("WRITE: refused") == 6 and "WRITE: tmp ok" in text, text
+    assert card.status == "graded" and not card.all_passed
+
+
+@pytest.mark.docker
+def test_fork_bomb_is_contained_by_the_pids_limit():
+    limits = Limits(wall_seconds=40, max_processes=32)
+    card = grade(HOSTILE / "fork_bomb.py", "docker", limits=limits)
+    match = re.search(r"FORK: limited after (\d+) children", output(card))
+    assert match, output(card)
+    assert int(match.group(1)) < limits.max_processes
+    assert card.status == "graded" and card.all_passed
+
+
+@pytest.mark.docker
+def test_memory_bomb_ends_in_memory_limit():
+    card = grade(HOSTILE / "memory_bomb.py", "docker", limits=Limits(memory_bytes=512 * 1024**2))
+    assert card.status == "crashed"
+    assert "memory_limit" in verdicts(card).values()
+    assert card.score == 0
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("name,status", [("busy_loop.py", "timeout"), ("sleep_forever.py", "timeout"),
+                                         ("ignore_sigterm.py", "timeout")])
+def test_endless_submissions_are_killed_at_the_wall_limit(name, status):
+    limits = Limits(wall_seconds=4, cpu_seconds=600, step_seconds=600)
+    started = time.monotonic()
+    card = grade(HOSTILE / name, "docker", limits=limits)
+    elapsed = time.monotonic() - started
+    assert card.status == status and card.score == 0
+    assert elapsed < limits.wall_seconds + GRACE_S
+
+
+@pytest.mark.docker
+def test_stdout_flood_is_capped_and_host_memory_stays_flat():
+    limits = Limits()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
+    card = grade(HOSTILE / "stdout_flood.py", "docker", limits=limits)
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert card.status in ("graded", "crashed")
+    assert card.output["truncated"] is True
+    assert len(output(card).encode()) <= limits.output_bytes + 4096
+    assert grown < 200 * 1024, f"host peak memory grew by {grown} KiB"
+    if card.status == "crashed":
+        assert "output" in card.status_message
+
+
+@pytest.mark.docker
+def test_forged_scorecard_and_frames_change_nothing(tmp_path):
+    control = tmp_path / "zeros.py"
+    control.write_text("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    return np.zeros_like(x)\n")
+    forged = grade(HOSTILE / "forged_scorecard.py", "docker")
+    assert "@@GRADER-FRAME" in output(forged)  # it did print its forgeries, as plain output
+    assert forged.status == "graded" and not forged.all_passed
+    assert verdicts(forged) == verdicts(grade(control, "docker")) == verdicts(grade(control, "process"))
+    assert forged.score == grade(control, "docker").score < forged.max_score
+
+
+@pytest.mark.docker
+def test_exit_at_import_scores_nothing():
+    cards = {backend: grade(HOSTILE / "exit_at_import.py", backend) for backend in ("docker", "process")}
+    assert cards["docker"].status == cards["process"].status == "compile_error"
+    assert cards["docker"].score == cards["process"].score == 0
+
+
+# -- lifecycle ----------------------------------------------------------------------------------------
+
+GRADE_SLOWLY = textwrap.dedent("""
+    import sys
+    from grader.exercise import get_exercise
+    from grader.grading import grade_submission
+    from grader.sandbox.base import Limits
+    card = grade_submission(get_exercise("softmax"), sys.argv[1], sandbox="docker", seed=1,
+                            limits=Limits(wall_seconds=120, cpu_seconds=600, step_seconds=600))
+    print("FINISHED", card.status)
+""")
+
+
+def _containers_of(client, pid: int) -> list:
+    return [c for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL})
+            if c.name.startswith(f"attention-grader-{pid}-")]
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("sig,code", [(signal.SIGTERM, 128 + signal.SIGTERM), (signal.SIGINT, None)])
+def test_interrupted_grader_removes_its_container(docker_sandbox, sig, code):
+    proc = subprocess.Popen([sys.executable, "-c", GRADE_SLOWLY, str(HOSTILE / "sleep_forever.py")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while not any(c.status == "running" for c in _containers_of(docker_sandbox.client, proc.pid)):
+            assert time.monotonic() < deadline and proc.poll() is None, proc.communicate()
+            time.sleep(0.2)
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert b"FINISHED" not in out
+    if code is not None:
+        assert proc.returncode == code, err.decode()[-2000:]
+    else:
+        assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    assert _containers_of(docker_sandbox.client, proc.pid) == []
+
+
+@pytest.mark.docker
+def test_sweep_removes_leftovers_but_not_live_runs(docker_sandbox):
+    client, image = docker_sandbox.client, docker_sandbox.image.id
+    now = time.time()
+    made = []
+    try:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()  # a pid that no longer runs: the owner of a crashed grader
+        here = socket.gethostname()
+        cases = [("orphan", ["sleep", "600"], now + 600, f"{here}:{dead.pid}"),
+                 ("overdue", ["sleep", "600"], now - 1, f"{here}:{os.getpid()}"),
+                 ("live", ["sleep", "600"], now + 600, f"{here}:{os.getpid()}"),
+                 ("exited-live-owner", ["true"], now + 600, f"{here}:{os.getpid()}")]
+        for name, command, deadline, owner in cases:
+            container = client.containers.create(
+                image, command, name=f"attention-grader-sweeptest-{name}", network_mode="none",
+                labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: owner})
+            made.append(container)
+            container.start()
+        made[3].wait(timeout=30)
+        removed = sweep(client)
+        assert "attention-grader-sweeptest-orphan" in removed
+        assert "attention-grader-sweeptest-overdue" in removed
+        assert "attention-grader-sweeptest-live" not in removed
+        assert "attention-grader-sweeptest-exited-live-owner" not in removed
+    finally:
+        for container in made:
+            try:
+                container.remove(force=True)
+            except Exception:  # noqa: BLE001 - already swept
+                pass
+
+
+@pytest.mark.docker
+def test_engine_failure_is_an_infrastructure_error(docker_sandbox, monkeypatch):
+    class Gone:
+        id = "sha256:" + "0" * 64
+        short_id = "sha256:000000"
+        tags = []
+
+    broken = DockerSandbox(docker_sandbox.client, Gone())
+    job = SandboxJob(plan={"version": 1, "steps": []}, arrays={}, submission=b"")
+    with pytest.raises(SandboxUnavailable):
+        broken.run(job, Limits())
+    import grader.grading as grading
+
+    monkeypatch.setattr(grading, "select_sandbox", lambda *a, **k: (broken, "docker (broken on purpose)"))
+    card = grade(REFERENCE, "docker")
+    assert card.status == "infrastructure_error" and card.score == 0
+
+
+@pytest.mark.docker
+def test_sandbox_status_and_a_current_build_is_fast():
+    status = sandbox_status()
+    assert status.engine and status.image_id and status.auto.startswith("docker")
+    assert status.versions and status.versions["python"].startswith("3.11")
+    assert status.versions["torch"].startswith("2.13.0")
+    result = CliRunner().invoke(main, ["sandbox", "status"])
+    assert result.exit_code == 0 and "--sandbox auto picks: docker" in result.output
+    if not status.current:
+        pytest.skip("the image is stale here; `grade sandbox build` would rebuild it")
+    args = ["sandbox", "build"] + (["--bootstrap-base"] if status.labels.get(BASE_LABEL) == BOOTSTRAP_BASE else [])
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "up to date" in result.output
