@@ -80,29 +80,30 @@ _ANSWERS_LOCK = threading.Lock()
 _ANSWERS_MAX = 8
 
 
-def _cache_key(exercise: Exercise, seed: int) -> tuple:
+def _cache_key(exercise: Exercise, seed: int, device: str = "cpu") -> tuple:
     files = [exercise.reference_path, exercise.folder / "checks.py", exercise.folder / "exercise.toml",
              *exercise.baseline_paths]
     stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    return (exercise.id, exercise.version, seed, stamps)
+    return (exercise.id, exercise.version, seed, device, stamps)
 
 
-def _reference_answers(exercise: Exercise, seed: int) -> tuple[Plan, tuple | None]:
+def _reference_answers(exercise: Exercise, seed: int, device: str = "cpu") -> tuple[Plan, tuple | None]:
     """The plan for ``seed`` and, when this process already computed them, the reference's answers.
 
     Selfcheck, batch and the test suite grade many files against one exercise and seed: the plan
     and the reference's runs are computed once per (exercise files, seed) and reused.
     """
-    key = _cache_key(exercise, seed)
+    key = _cache_key(exercise, seed, device)
     with _ANSWERS_LOCK:
         hit = _ANSWERS.get(key)
         if hit is not None:
             _ANSWERS.move_to_end(key)
             return hit
-    return build_plan(exercise, seed), None
+    return build_plan(exercise, seed, device), None
 
 
-def answers_for(exercise: Exercise, seed: int, plan: Plan) -> tuple[RunResults, RunResults, list[RunResults]]:
+def answers_for(exercise: Exercise, seed: int, plan: Plan,
+                device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults]]:
     """Run the reference on ``plan`` three ways and remember the answers for this (exercise, seed).
 
     Returns:
@@ -119,7 +120,7 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan) -> tuple[RunResults, 
                  for p in exercise.baseline_paths]
     answers = (expected, golden, baselines)
     with _ANSWERS_LOCK:
-        _ANSWERS[_cache_key(exercise, seed)] = (plan, answers)
+        _ANSWERS[_cache_key(exercise, seed, device)] = (plan, answers)
         while len(_ANSWERS) > _ANSWERS_MAX:
             _ANSWERS.popitem(last=False)
     return answers
@@ -130,7 +131,17 @@ def _unmeasured(wire: dict) -> dict:
     return {**wire, "steps": [{k: v for k, v in step.items() if k != "measure"} for step in wire["steps"]]}
 
 
-def build_plan(exercise: Exercise, seed: int) -> Plan:
+def probe_device(exercise: Exercise, backend_name: str) -> str:
+    """Where the probes of a run measure: ``cuda`` for a torch exercise graded by the process backend
+    on a host with a GPU (the docker sandbox is given no GPU), else ``cpu``."""
+    if exercise.framework != "torch" or backend_name != "process" or not exercise.probes:
+        return "cpu"
+    import torch  # noqa: PLC0415 - torch exercises only; the reference needs it anyway
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def build_plan(exercise: Exercise, seed: int, device: str = "cpu") -> Plan:
     """Build the exercise's plan (public cases from ``PUBLIC_SEED``, hidden ones from ``seed``).
 
     Raises:
@@ -147,6 +158,10 @@ def build_plan(exercise: Exercise, seed: int) -> Plan:
             if {s.meta.get("size") for s in measured} != set(probe.sizes):
                 raise GraderBug(f"probe {probe.check!r} of {exercise.id!r} did not measure every size")
             measured[-1].judge = series_judge(probe)
+            for step in measured:
+                for arg in [*step.wire.get("args", []), *step.wire.get("kwargs", {}).values()]:
+                    if "tensor" in arg and device != "cpu":
+                        arg["device"] = device
     plan.forbidden_modules = list(exercise.forbidden_modules)
     plan.step_timeout_s = exercise.limits.step_seconds
     plan.forbidden_ops = list(exercise.forbidden_ops)
@@ -292,23 +307,24 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     try:
         # 2. The plan, then the submission in the sandbox while the reference answers the same plan
         #    here (the sandbox is another process, so the two overlap).
-        say("building the plan")
-        plan, answers = _reference_answers(exercise, seed)
         backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
         info = backend.info()
         sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
                              "selection": selection})
+        say("building the plan")
+        device = probe_device(exercise, info.backend)
+        plan, answers = _reference_answers(exercise, seed, device)
         job = SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source, needs_torch=plan.uses_torch())
         if answers is None and not plan.uses_torch():
             # NumPy plans measure the reference's peak bytes with tracemalloc, which is process-wide:
             # that run goes first and alone, before the sandbox's reader threads start allocating.
             say("running the reference")
-            answers = answers_for(exercise, seed, plan)
+            answers = answers_for(exercise, seed, plan, device)
         say(f"running the submission ({info.backend} sandbox)")
         # The sandbox runs in this thread, so Ctrl-C/SIGTERM reach the backend's own clean-up; the
         # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
-            pending = pool.submit(answers_for, exercise, seed, plan) if answers is None else None
+            pending = pool.submit(answers_for, exercise, seed, plan, device) if answers is None else None
             run = backend.run(job, limits)
             expected, golden, baselines = pending.result() if pending is not None else answers
         if run.infrastructure_error:

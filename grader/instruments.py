@@ -224,10 +224,12 @@ class Measurement:
     """
 
     def __init__(self, quantities: list[str], uses_torch: bool = False,
-                 clock: Callable[[], float] = time.perf_counter):
+                 clock: Callable[[], float] = time.perf_counter, device: str = "cpu"):
         self.quantities = set(quantities)
         self.uses_torch = uses_torch
         self.clock = clock
+        self.device = device
+        self._cuda = uses_torch and device.startswith("cuda")
         self.report: dict[str, Any] = {}
         self._mode = None
         self._tracing = False
@@ -245,11 +247,26 @@ class Measurement:
                 tracemalloc.start()
             tracemalloc.reset_peak()
             self._base = tracemalloc.get_traced_memory()[0]
+        if self._cuda:
+            import torch  # noqa: PLC0415
+
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            self._cuda_base = torch.cuda.memory_allocated()
+            self._events = (torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+            self._events[0].record()
         self._start = self.clock()
         return self
 
     def __exit__(self, *exc) -> None:
         elapsed = self.clock() - self._start
+        self.report["device"] = self.device
+        if self._cuda:
+            import torch  # noqa: PLC0415
+
+            self._events[1].record()
+            torch.cuda.synchronize()
+            elapsed = self._events[0].elapsed_time(self._events[1]) / 1e3  # CUDA events count ms
         if "seconds" in self.quantities:
             self.report["seconds"] = elapsed
         if "peak_bytes" in self.quantities and not self.uses_torch:
@@ -264,7 +281,12 @@ class Measurement:
                 self.report["matmul_flops"] = self._mode.matmul_flops
                 self.report["elementwise"] = self._mode.elementwise
             if "peak_bytes" in self.quantities:
-                self.report["peak_bytes"] = int(self._mode.peak)
+                if self._cuda:
+                    import torch  # noqa: PLC0415
+
+                    self.report["peak_bytes"] = int(torch.cuda.max_memory_allocated() - self._cuda_base)
+                else:
+                    self.report["peak_bytes"] = int(self._mode.peak)
         elif "flops" in self.quantities:
             COUNTER.active = False
             self.report["flops"] = COUNTER.matmul_flops + COUNTER.elementwise
@@ -274,11 +296,20 @@ class Measurement:
         return None
 
 
-def min_seconds(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter) -> float:
-    """Minimum wall time of ``repeat`` calls of ``fn`` (seconds), the noise-robust estimator."""
+def min_seconds(fn: Callable[[], Any], repeat: int, clock: Callable[[], float] = time.perf_counter,
+                sync: Callable[[], Any] | None = None) -> float:
+    """Minimum wall time of ``repeat`` calls of ``fn`` (seconds), the noise-robust estimator.
+
+    ``sync`` (e.g. ``torch.cuda.synchronize``) runs before each clock reading, so queued GPU work is
+    counted in the call that queued it.
+    """
     best = float("inf")
     for _ in range(max(repeat, 1)):
+        if sync:
+            sync()
         start = clock()
         fn()
+        if sync:
+            sync()
         best = min(best, clock() - start)
     return best

@@ -171,6 +171,9 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         reference, _ = _series(ctx, ctx.expected_steps, groups, quantity)
         if not all(math.isfinite(v) for v in candidate + reference) or not all(reference):
             raise GraderBug(f"probe {spec.check}: the reference's {quantity} could not be measured: {reference}")
-        return judge_series(spec, sizes, candidate, reference, quantity)
+        outcome = judge_series(spec, sizes, candidate, reference, quantity)
+        last = ctx.candidate_steps.get(measured[-1].id)
+        device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
+        return Outcome(outcome.verdict, outcome.message, {**outcome.details, "device": device})
 
     return judge

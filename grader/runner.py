@@ -24,7 +24,8 @@ A STEP is ``{"id", "op", "target", "name"?, "args": [ARG], "kwargs": {k: ARG}, "
 of the kept object ``target``) and ``getattr`` (attribute ``name`` of the kept object ``target``).
 
 An ARG is ``{"array": NAME}`` (a fresh copy of an input array; ``"transpose": [axes]`` hands a
-non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_grad": bool}``,
+non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_grad": bool,
+"device": "cpu"|"cuda"}``,
 ``{"value": JSON}`` or ``{"object": NAME}``. Every ARG may carry a ``"label"`` used to report
 in-place modification and gradients (default: the position, or the keyword).
 
@@ -190,6 +191,8 @@ class PlanExecutor:
             dtype = getattr(torch, arg.get("dtype") or "float32")
             source = self.arrays[arg["tensor"]]
             value = torch.tensor(np.array(source, copy=True)).to(dtype)
+            if arg.get("device", "cpu") != "cpu":
+                value = value.to(arg["device"])
             if arg.get("requires_grad"):
                 value.requires_grad_(True)
             return value
@@ -309,7 +312,8 @@ class PlanExecutor:
                 signal.setitimer(signal.ITIMER_REAL, float(timeout))
                 armed = True
             start = time.perf_counter()
-            meter = (inst.Measurement(measure.get("quantities", []), uses_torch=_is_torch_step(step))
+            meter = (inst.Measurement(measure.get("quantities", []), uses_torch=_is_torch_step(step),
+                                      device=_step_device(step))
                      if measure else contextlib.nullcontext())
             with audit if audit is not None else contextlib.nullcontext():
                 with meter:
@@ -321,8 +325,9 @@ class PlanExecutor:
             if measure:
                 report["measure"] = dict(meter.report)
                 if "seconds" in measure.get("quantities", []) and int(measure.get("repeat", 1)) > 1:
+                    sync = _torch().cuda.synchronize if _step_device(step) == "cuda" else None
                     extra = inst.min_seconds(lambda: func(*call_args, **call_kwargs),
-                                                       int(measure["repeat"]) - 1)
+                                             int(measure["repeat"]) - 1, sync=sync)
                     report["measure"]["seconds"] = min(report["measure"]["seconds"], extra)
             if armed:
                 signal.setitimer(signal.ITIMER_REAL, 0)
@@ -361,7 +366,7 @@ class PlanExecutor:
         if not output.requires_grad:
             return {label: {"kind": "none", "note": "output is not connected to the autograd graph"}
                     for label in spec["wrt"]}
-        grad_output = torch.tensor(np.array(self.arrays[spec["grad_output"]])).to(output.dtype)
+        grad_output = torch.tensor(np.array(self.arrays[spec["grad_output"]])).to(output.dtype).to(output.device)
         if tuple(grad_output.shape) != tuple(output.shape):
             raise ValueError(f"output has shape {tuple(output.shape)}, expected {tuple(grad_output.shape)}")
         output.backward(grad_output)
@@ -391,6 +396,13 @@ def _instruments():
     else:
         import instruments  # noqa: PLC0415 - copied beside this file into the sandbox
     return instruments
+
+
+def _step_device(step: dict) -> str:
+    """``cuda`` when any tensor argument of the step is placed on a GPU, else ``cpu``."""
+    devices = {a.get("device", "cpu") for a in [*step.get("args", []), *step.get("kwargs", {}).values()]
+               if "tensor" in a}
+    return "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
 
 
 def _is_torch_step(step: dict) -> bool:
