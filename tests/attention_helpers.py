@@ -22,6 +22,8 @@ def judge_in_process(exercise_id: str, path: Path, seed: int = 7) -> dict:
     got = run_in_process(plan.wire(), plan.arrays, module, str(path))
     outcomes: dict = {}
     for step in plan.steps:
+        if step.judge is None:  # probe steps are judged by the probes, from measurements
+            continue
         ctx = JudgeContext(step=step, plan=plan, got=got.steps.get(step.id), expected=expected.steps[step.id],
                            golden=golden.steps[step.id], candidate_steps=got.steps,
                            expected_steps=expected.steps, golden_steps=golden.steps)

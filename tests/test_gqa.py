@@ -67,9 +67,9 @@ def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phra
     assert phrase in messages(outcomes, check)
 
 
-def test_expanded_weights_are_numerically_right():
-    # caught only by the (not yet declared) kv_flops check; every value check passes
-    assert failed(judge_in_process("gqa", SAMPLES / "bug_expand_weights.py")) == set()
+def test_expanded_weights_fail_only_kv_flops():
+    # numerically right: every value and gradient check passes; only the FLOPs probe catches it
+    assert failed(judge_in_process("gqa", SAMPLES / "bug_expand_weights.py")) == {"kv_flops"}
 
 
 def test_correct_styles_pass_every_check_in_process():
