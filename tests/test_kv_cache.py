@@ -159,8 +159,11 @@ def test_use_cache_false_that_appends_fails_state_check_only(exercise):
     assert failed == {"no_cache_state"}
 
 
-def test_recomputing_sample_is_numerically_right(exercise):
-    """Its flaw is cost, judged by `decode_complexity` (not declared yet), so today it scores full marks."""
-    assert "decode_complexity" not in {c.id for c in exercise.checks}
+def test_recomputing_sample_is_numerically_right_but_fails_decode_complexity(exercise):
+    """Its flaw is cost: every value check passes, and only `decode_complexity` fails, naming the mistake."""
     card = grade_submission(exercise, SAMPLES / "bug_recompute_kv.py", sandbox="process", seed=5)
-    assert card.score == card.max_score
+    failed = {c.id: c for c in card.checks if c.verdict != "passed"}
+    assert set(failed) == {"decode_complexity"}
+    check = failed["decode_complexity"]
+    assert "re-projected at every step" in check.message
+    assert check.details["ratio_slope"] > check.details["max_ratio_slope"]
