@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import math
 import zipfile
 from dataclasses import dataclass, field
 
@@ -41,6 +42,8 @@ class RunResults:
     """Everything decoded from one sandbox run's result channel.
 
     Attributes:
+        started: the runner's ``started`` frame (it was ready and about to import the submission), or
+            None: the runner never got that far, a grader fault.
         import_report: the runner's ``import`` frame (``ok``, ``exception``, ``seconds``), or None if
             the process died before importing the submission.
         steps: step results by step id, in the order they arrived.
@@ -49,6 +52,7 @@ class RunResults:
         problems: why some bytes could not be decoded (a cut stream, a bad frame).
     """
 
+    started: dict | None = None
     import_report: dict | None = None
     steps: dict[str, StepResult] = field(default_factory=dict)
     done: bool = False
@@ -59,7 +63,10 @@ class RunResults:
 def _load_json(payload: bytes) -> dict:
     if len(payload) > MAX_JSON_BYTES:
         raise ChannelError(f"JSON frame of {len(payload)} bytes exceeds {MAX_JSON_BYTES}")
-    value = json.loads(payload.decode("utf-8"))
+    try:
+        value = json.loads(payload.decode("utf-8"))
+    except RecursionError as exc:  # deeply nested JSON: not a RuntimeError the host should die of
+        raise ChannelError("JSON frame is nested too deeply") from exc
     if not isinstance(value, dict):
         raise ChannelError("JSON frame is not an object")
     return value
@@ -103,7 +110,20 @@ def load_npy_checked(raw: bytes, max_bytes: int = MAX_ARRAY_BYTES) -> np.ndarray
 
 
 def decode_step(payload: bytes) -> StepResult:
-    """Decode a ``step`` frame (zip of ``report.json`` and ``.npy`` members)."""
+    """Decode a ``step`` frame (zip of ``report.json`` and ``.npy`` members).
+
+    Any failure to parse the (untrusted) bytes is a ``ChannelError``: bad CRCs, encrypted or
+    compressed members and broken headers never surface as other exceptions on the host.
+    """
+    try:
+        return _decode_step(payload)
+    except ChannelError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - zipfile/zlib/struct raise many types on forged input
+        raise ChannelError(f"step frame is malformed: {type(exc).__name__}: {str(exc)[:200]}") from exc
+
+
+def _decode_step(payload: bytes) -> StepResult:
     try:
         zf = zipfile.ZipFile(io.BytesIO(payload))
     except zipfile.BadZipFile as exc:
@@ -112,6 +132,8 @@ def decode_step(payload: bytes) -> StepResult:
         infos = {i.filename: i for i in zf.infolist()}
         if "report.json" not in infos:
             raise ChannelError("step frame has no report.json")
+        if any(i.compress_type != zipfile.ZIP_STORED or i.flag_bits & 0x1 for i in infos.values()):
+            raise ChannelError("step frame has compressed or encrypted members (the runner never writes them)")
         total = sum(i.file_size for i in infos.values())
         if total > len(payload) + 1024:  # stored, never compressed: inflation means forgery
             raise ChannelError("step frame inflates beyond its size")
@@ -124,6 +146,7 @@ def decode_step(payload: bytes) -> StepResult:
             if member not in infos or infos[member].file_size > MAX_ARRAY_BYTES + 4096:
                 raise ChannelError(f"array member {member!r} missing or too large")
             arrays[str(key)] = load_npy_checked(zf.read(member))
+    check_step_report(report, arrays)
     return StepResult(report=report, arrays=arrays)
 
 
@@ -159,15 +182,17 @@ def decode_stream(data: bytes, *, truncated: bool = False) -> RunResults:
             break
         pos = line_end + 1 + size
         try:
-            if kind == "import":
-                results.import_report = _load_json(payload)
+            if kind == "started":
+                results.started = _load_json(payload)
+            elif kind == "import":
+                results.import_report = check_import_report(_load_json(payload))
             elif kind == "step":
                 step = decode_step(payload)
                 results.steps[str(step.report.get("id"))] = step
-                results.forbidden_imports = list(step.report.get("forbidden_imports", []))
+                results.forbidden_imports = step.report.get("forbidden_imports", [])
             elif kind == "done":
                 done = _load_json(payload)
-                results.forbidden_imports = list(done.get("forbidden_imports", []))
+                results.forbidden_imports = _strings(done.get("forbidden_imports", []), "forbidden_imports")
                 results.done = True
             else:
                 results.problems.append(f"unknown frame kind {kind!r}")
@@ -176,3 +201,110 @@ def decode_stream(data: bytes, *, truncated: bool = False) -> RunResults:
             results.problems.append(f"undecodable {kind} frame: {exc}")
             break
     return results
+
+
+# -- the shape of reports: what the judges read must have the types they expect --------------------
+# The runner writes these documents, but the submission shares its process and can write forged
+# frames to the channel. A forged frame may cost the candidate their own results; it must never
+# make a judge raise (which would read as the grader's fault) or claim a grader fault.
+
+DESCRIPTOR_KINDS = {"none", "array", "scalar", "tuple", "other", "object"}
+MAX_DESCRIPTOR_DEPTH = 8
+
+
+def _fail(what: str) -> None:
+    raise ChannelError(f"malformed report: {what}")
+
+
+def _strings(value, what: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        _fail(f"{what} is not a list of strings")
+    return list(value)
+
+
+def _check_exception(exc, what: str) -> None:
+    if exc is None:
+        return
+    if not isinstance(exc, dict) or not all(isinstance(exc.get(k, ""), str) for k in ("type", "message", "traceback")):
+        _fail(f"{what} is not an exception record")
+
+
+def _check_descriptor(desc, arrays: dict[str, np.ndarray], depth: int = 0) -> None:
+    """Check one output descriptor; an array's ``shape`` and ``dtype`` are reset from the array itself."""
+    if not isinstance(desc, dict) or desc.get("kind") not in DESCRIPTOR_KINDS or depth > MAX_DESCRIPTOR_DEPTH:
+        _fail("an output descriptor is malformed")
+    if not isinstance(desc.get("type", ""), str):
+        _fail("an output descriptor's type is not a string")
+    kind = desc["kind"]
+    if kind == "array":
+        arr = arrays.get(desc.get("key")) if isinstance(desc.get("key"), str) else None
+        if arr is None:
+            _fail("an array descriptor names no array of the frame")
+        if not isinstance(desc.get("torch_dtype", ""), str) or not isinstance(desc.get("device", ""), str):
+            _fail("an array descriptor's torch dtype or device is not a string")
+        desc["shape"], desc["dtype"] = list(arr.shape), str(arr.dtype)
+    elif kind == "tuple":
+        items = desc.get("items")
+        if not isinstance(items, list):
+            _fail("a tuple descriptor has no items")
+        for item in items:
+            _check_descriptor(item, arrays, depth + 1)
+    elif kind == "scalar" and not isinstance(desc.get("value"), (str, int, float, bool, type(None))):
+        _fail("a scalar descriptor's value is not a scalar")
+
+
+def check_step_report(report: dict, arrays: dict[str, np.ndarray]) -> None:
+    """Check the fields of a sandbox step report that the host reads (raises ``ChannelError``)."""
+    if not isinstance(report.get("id"), str) or not isinstance(report.get("ok"), bool):
+        _fail("step id or ok flag")
+    if "runner_error" in report:
+        # the runner readies its instruments before the submission is imported: after that, a
+        # "runner error" can only come from a frame the submission forged
+        _fail("a step claims a runner error after the runner started cleanly")
+    if report.get("seconds") is not None and not isinstance(report["seconds"], (int, float)):
+        _fail("seconds is not a number")
+    _check_exception(report.get("exception"), "exception")
+    _strings(report.get("modified_inputs") or [], "modified_inputs")
+    _strings(report.get("forbidden_imports") or [], "forbidden_imports")
+    for key in ("ops_seen", "forbidden_ops"):
+        _strings(report.get(key) or [], key)
+    if report.get("output") is not None:
+        _check_descriptor(report["output"], arrays)
+    gradients = report.get("gradients")
+    if gradients is not None:
+        if not isinstance(gradients, dict):
+            _fail("gradients is not a mapping")
+        for desc in gradients.values():
+            _check_descriptor(desc, arrays)
+    measure = report.get("measure")
+    if measure is not None:
+        if not isinstance(measure, dict):
+            _fail("measure is not a mapping")
+        for key, value in measure.items():
+            if key == "device":
+                if not isinstance(value, str):
+                    _fail("measure.device is not a string")
+            elif not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+                _fail(f"measure.{key} is not a finite number")
+
+
+def check_import_report(doc: dict) -> dict:
+    """Check the ``import`` frame's fields (raises ``ChannelError``); returns it."""
+    if not isinstance(doc.get("ok"), bool):
+        _fail("import ok flag")
+    _check_exception(doc.get("exception"), "import exception")
+    _strings(doc.get("forbidden_imports") or [], "forbidden_imports")
+    return doc
+
+
+#: Control characters kept in captured output; every other C0/C1 control (NUL, ESC, ...) is shown
+#: escaped, so a submission's output cannot drive the terminal, a JUnit XML file or an HTML report.
+_KEPT_CONTROLS = {"\n", "\t"}
+_CONTROL_MAP = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]
+                if chr(c) not in _KEPT_CONTROLS}
+_CONTROL_MAP.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})  # bidi
+
+
+def display_text(raw: bytes) -> str:
+    """Captured output as safe text: UTF-8 with replacement, control characters escaped."""
+    return raw.decode("utf-8", errors="replace").translate(_CONTROL_MAP)

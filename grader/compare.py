@@ -54,6 +54,10 @@ def compare_arrays(name: str, got: np.ndarray, golden: np.ndarray, tol: Toleranc
     if tuple(got.shape) != tuple(golden.shape):
         return Comparison(False, shape_message(name, got.shape, golden.shape),
                           {"got_shape": list(got.shape), "expected_shape": list(golden.shape)})
+    if got.dtype.kind not in "biuf" and golden.dtype.kind in "biuf":
+        # casting complex to float would drop the imaginary part: a complex result is never "close"
+        return Comparison(False, f"'{name}' has the wrong kind of values: got dtype {got.dtype}, "
+                          f"expected real numbers ({golden.dtype})", {"got_dtype": str(got.dtype)})
     g = got.astype(np.float64, copy=False)
     e = golden.astype(np.float64, copy=False)
     with np.errstate(invalid="ignore", over="ignore"):

@@ -344,7 +344,13 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                 return card(Status.CRASHED, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run: {run.stopped}."),
                             f"The sandbox was stopped while importing the submission: {run.stopped}.", run)
             detail = "; ".join(results.problems) or f"exit code {run.exit_code}"
-            raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
+            if results.started is None:  # the runner never got as far as importing the submission
+                raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
+            # The runner was ready and importing the submission when the process ended (os._exit, a
+            # signal) or its result channel was corrupted: the submission's doing.
+            status = Status.CRASHED if results.problems or (run.exit_code or 0) < 0 else Status.COMPILE_ERROR
+            message = f"The submission ended the process while being imported ({detail})."
+            return card(status, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"), message, run)
         if results.forbidden_imports:
             names = ", ".join(sorted(set(results.forbidden_imports)))
             message = f"The submission tried to import {names}, which this exercise forbids."

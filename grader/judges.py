@@ -128,8 +128,9 @@ def failure_from_exception(ctx: JudgeContext) -> Outcome | None:
     exc = exc or {"type": "Unknown", "message": "", "traceback": ""}
     kind, message = exc.get("type", "Exception"), exc.get("message", "")
     details = {"exception": exc}
-    if kind == "MemoryError":
-        return Outcome(Verdict.MEMORY_LIMIT, f"Ran out of memory (MemoryError: {message}).", details)
+    if kind in ("MemoryError", "OutOfMemoryError") or (kind == "RuntimeError" and "can't allocate memory" in message):
+        # torch's CPU allocator raises RuntimeError ("DefaultCPUAllocator: can't allocate memory")
+        return Outcome(Verdict.MEMORY_LIMIT, f"Ran out of memory ({kind}: {message}).", details)
     if kind == "StepTimeout":
         return Outcome(Verdict.TIMEOUT, f"Timed out: {message}.", details)
     if kind == "ForbiddenImport":

@@ -45,7 +45,8 @@ submission's own stdout is redirected to stderr before it is imported)::
 
     @@GRADER-FRAME <kind> <nbytes>\\n<payload>
 
-``kind`` is ``import`` (JSON), ``step`` (a zip holding ``report.json`` and ``<key>.npy`` arrays)
+``kind`` is ``started`` (JSON, written when the runner is ready, just before it imports the
+submission), ``import`` (JSON), ``step`` (a zip holding ``report.json`` and ``<key>.npy`` arrays)
 or ``done`` (JSON). Frames are written as each step ends, so steps that finished before a hang or a
 crash still count.
 """
@@ -229,8 +230,8 @@ class PlanExecutor:
             return {"kind": "none"}
         if isinstance(value, np.ndarray):
             arr = np.array(value, copy=True, subok=False)
-            if arr.dtype.hasobject:
-                return {"kind": "other", "type": "ndarray[object]"}
+            if arr.dtype.kind not in "biufc":  # object, structured, strings, dates: not a numeric result
+                return {"kind": "other", "type": f"ndarray[{arr.dtype.kind}]"}
             out[key] = np.ascontiguousarray(arr)
             return {"kind": "array", "key": key, "dtype": str(arr.dtype), "shape": list(arr.shape),
                     "subclass": type(value).__name__ if type(value) is not np.ndarray else None}
@@ -248,6 +249,8 @@ class PlanExecutor:
         if isinstance(value, (bool, int, float, str)) and type(value) in (bool, int, float, str):
             if isinstance(value, float) and not math.isfinite(value):
                 return {"kind": "scalar", "value": repr(value), "type": "float"}
+            if type(value) is int and abs(value) >= 2**63:  # json.dumps refuses ints past 4300 digits
+                return {"kind": "scalar", "value": f"<an int of {value.bit_length()} bits>", "type": "int"}
             return {"kind": "scalar", "value": value if not isinstance(value, str) else value[:200],
                     "type": type(value).__name__}
         if isinstance(value, np.generic):
@@ -389,13 +392,22 @@ class _MissingEntryPoint(Exception):
     pass
 
 
+_INSTRUMENTS: list = []
+
+
 def _instruments():
-    """The measuring instruments: the sibling file inside the sandbox, the package on the host."""
-    if __package__:
-        from grader import instruments  # noqa: PLC0415
-    else:
-        import instruments  # noqa: PLC0415 - copied beside this file into the sandbox
-    return instruments
+    """The measuring instruments: the sibling file inside the sandbox, the package on the host.
+
+    Imported once and kept: ``main`` imports them before the submission, so nothing the submission
+    does to ``sys.modules`` or the file system can make them fail later (a grader fault).
+    """
+    if not _INSTRUMENTS:
+        if __package__:
+            from grader import instruments  # noqa: PLC0415
+        else:
+            import instruments  # noqa: PLC0415 - copied beside this file into the sandbox
+        _INSTRUMENTS.append(instruments)
+    return _INSTRUMENTS[0]
 
 
 def _step_device(step: dict) -> str:
@@ -463,7 +475,12 @@ def main(argv: list[str] | None = None) -> int:
     if any("tensor" in a for s in plan["steps"] for a in [*s.get("args", []), *s.get("kwargs", {}).values()]):
         torch = _torch()
         torch.set_num_threads(1)
+    if any("measure" in s for s in plan["steps"]):
+        _instruments()
     submission_path = os.path.join(input_dir, "submission.py")
+    # Everything of the runner is ready: from here on, a process that ends without an ``import``
+    # frame was ended by the submission, not by the grader.
+    write_frame(channel, "started", json.dumps({"pid": os.getpid()}).encode())
 
     attempts: list[str] = []
     sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))

@@ -90,7 +90,8 @@ class SandboxRun:
         exit_code: the runner process's exit code (negative: killed by that signal), None if unknown.
         timed_out: the host's wall-clock deadline or the CPU limit ended the run.
         oom_killed: the memory limit ended the run.
-        output: the submission's captured stdout+stderr, decoded with replacement, truncated.
+        output: the submission's captured stdout+stderr, decoded with replacement, control
+            characters escaped (``channel.display_text``), truncated.
         output_truncated: more output was produced than kept.
         wall_seconds: how long the run took (seconds).
         infrastructure_error: set when the backend itself failed (never the candidate's fault).

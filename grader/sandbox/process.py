@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.channel import decode_stream
+from grader.channel import decode_stream, display_text
 from grader.sandbox.base import Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
 CLONE_NEWNET = 0x40000000
@@ -206,7 +206,7 @@ class ProcessSandbox:
             exit_code=exit_code,
             timed_out=timed_out,
             oom_killed=False,
-            output=output_reader.data.decode("utf-8", errors="replace"),
+            output=display_text(output_reader.data),
             output_truncated=output_reader.truncated,
             wall_seconds=time.monotonic() - start,
         )
