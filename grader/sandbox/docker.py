@@ -5,7 +5,8 @@ One container per run, created from the image that ``grade sandbox build`` makes
 capability dropped, ``no-new-privileges``, a pids limit, a memory limit with swap equal to it, a CPU
 quota, a small ``noexec`` tmpfs at ``/tmp`` whose size is added to the memory limit (tmpfs pages are
 charged to the container's memory cgroup), ``--init`` (tini as PID 1), capped json-file logs, a
-label for sweeping and an explicit name.
+label for sweeping and an explicit name; and, where ``$GRADER_DOCKER_RUNTIME`` names one (gVisor's
+``runsc``), an OCI runtime that puts a user-space kernel between the submission and the host's.
 
 Inputs (plan, arrays, submission, runner) go in through a read-only bind mount of a host temporary
 folder whose files are mode 0444 in a 0555 folder: nothing the container does can write to the host.
@@ -36,7 +37,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Mount, Ulimit
 
-from grader.channel import decode_stream
+from grader.channel import decode_stream, display_text
 from grader.sandbox.base import Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 
@@ -61,6 +62,9 @@ KILL_GRACE_S = 10.0
 SWEEP_GRACE_S = 120.0
 #: Largest json-file log the engine keeps per container (we never read it: we stream).
 LOG_MAX_SIZE = "1m"
+#: Environment variable naming the OCI runtime containers run under, e.g. ``runsc`` (gVisor), which
+#: must be configured in the engine; unset: the engine's default (``runc``). See SECURITY.md.
+RUNTIME_ENV = "GRADER_DOCKER_RUNTIME"
 
 #: Containers this process has created and not yet removed (removed at exit if still there).
 _ACTIVE: dict[str, object] = {}
@@ -95,12 +99,21 @@ def _environment() -> dict[str, str]:
     }
 
 
-def container_options(limits: Limits, input_dir: str) -> dict:
-    """Keyword arguments of ``containers.create`` that isolate one run (hardening and limits)."""
+def runtime_name() -> str | None:
+    """The OCI runtime asked for by ``$GRADER_DOCKER_RUNTIME`` (None: the engine's default)."""
+    return os.environ.get(RUNTIME_ENV) or None
+
+
+def container_options(limits: Limits, input_dir: str, runtime: str | None = None) -> dict:
+    """Keyword arguments of ``containers.create`` that isolate one run (hardening and limits).
+
+    ``runtime`` (e.g. ``runsc``) is passed through to the engine when given.
+    """
     tmpfs = tmpfs_bytes(limits)
     memory = container_memory_bytes(limits)
     cpu = max(1, int(limits.cpu_seconds))
     return {
+        **({"runtime": runtime} if runtime else {}),
         "network_mode": "none",
         "read_only": True,
         "user": NOBODY,
@@ -317,16 +330,20 @@ class DockerSandbox:
 
     name = "docker"
 
-    def __init__(self, client, image):
-        """Use ``client`` (a ``docker.DockerClient``) and ``image`` (a ``docker`` Image object)."""
+    def __init__(self, client, image, runtime: str | None = None):
+        """Use ``client`` (a ``docker.DockerClient``), ``image`` (a ``docker`` Image object) and the OCI
+        ``runtime`` (None: the engine's default)."""
         self.client = client
         self.image = image
+        self.runtime = runtime
         self._engine: str | None = None
 
     @classmethod
-    def if_ready(cls, image: str | None = None) -> tuple[DockerSandbox | None, str]:
-        """The backend when an engine is reachable and the image is there, else None; and why."""
+    def if_ready(cls, image: str | None = None, runtime: str | None = None) -> tuple[DockerSandbox | None, str]:
+        """The backend when an engine is reachable and the image (and the runtime asked for, by
+        argument or ``$GRADER_DOCKER_RUNTIME``) are there, else None; and why."""
         name = image or image_name()
+        runtime = runtime or runtime_name()
         try:
             client = docker.from_env(timeout=60)
             client.ping()
@@ -338,7 +355,16 @@ class DockerSandbox:
             return None, f"the image {name} is not built (run `grade sandbox build`)"
         except (DockerException, requests.RequestException) as exc:
             return None, f"the engine did not answer about the image {name} ({_short(exc)})"
-        return cls(client, found), f"engine reachable, image {name} {found.short_id}"
+        if runtime:
+            try:
+                runtimes = client.info().get("Runtimes") or {}
+            except (DockerException, requests.RequestException) as exc:
+                return None, f"the engine did not answer about its runtimes ({_short(exc)})"
+            if runtime not in runtimes:
+                return None, (f"the runtime {runtime!r} (${RUNTIME_ENV}) is not configured in the engine "
+                              f"(it has {', '.join(sorted(runtimes)) or 'none'})")
+        return cls(client, found, runtime), (f"engine reachable, image {name} {found.short_id}"
+                                             + (f", runtime {runtime}" if runtime else ""))
 
     def info(self) -> SandboxInfo:
         """Isolation in force for every run (limits are recorded beside it by the grader)."""
@@ -357,6 +383,7 @@ class DockerSandbox:
             "limits": ["memory (swap equal)", "pids", f"cpu quota {CPUS:g}", "cpu seconds", "open files",
                        "file size", "wall clock (host)"],
             "init": "tini",
+            "runtime": self.runtime or "engine default",
         })
 
     def run(self, job: SandboxJob, limits: Limits) -> SandboxRun:
@@ -380,7 +407,7 @@ class DockerSandbox:
                 container = self.client.containers.create(
                     self.image.id, command, name=name,
                     labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
-                    **container_options(limits, input_dir))
+                    **container_options(limits, input_dir, self.runtime))
             except ImageNotFound as exc:
                 raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
             except (DockerException, requests.RequestException) as exc:
@@ -432,7 +459,7 @@ class DockerSandbox:
         exit_code = _exit_code(status.get("StatusCode"))
         if exit_code == -signal.SIGXCPU:  # the cpu-seconds rlimit
             timed_out = True
-        output = pump.output.data.decode("utf-8", errors="replace")
+        output = display_text(pump.output.data)
         return SandboxRun(
             results=decode_stream(pump.results.data, truncated=pump.results.truncated),
             exit_code=exit_code,
