@@ -1,6 +1,6 @@
-"""The docker backend against a real engine: same verdicts as the process backend, hardening that
-holds against hostile basics, a lifecycle that leaves no container behind; plus the parts that need
-no engine (options, selection, the CLI's help).
+"""The docker backend against a real engine: same verdicts as the process backend, a lifecycle that
+leaves no container behind; plus the parts that need no engine (options, selection, the CLI's help).
+Hostile submissions are in ``tests/hostile/`` (the corpus runs each under docker).
 
 Tests marked ``docker`` skip without an engine and the image, unless GRADER_REQUIRE_DOCKER=1
 (``tests/conftest.py``); none of them asserts how fast anything is, only that limits are enforced.
@@ -9,8 +9,6 @@ Tests marked ``docker`` skip without an engine and the image, unless GRADER_REQU
 from __future__ import annotations
 
 import os
-import re
-import resource
 import signal
 import socket
 import subprocess
@@ -27,30 +25,20 @@ from grader.exercise import exercise_ids, get_exercise
 from grader.grading import grade_submission
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxUnavailable
-from grader.sandbox.docker import (DEADLINE_LABEL, OWNER_LABEL, DockerSandbox, _exit_code, container_memory_bytes,
-                                   container_options, sweep, tmpfs_bytes)
+from grader.sandbox.docker import (DEADLINE_LABEL, OWNER_LABEL, RUNTIME_ENV, DockerSandbox, _exit_code,
+                                   container_memory_bytes, container_options, runtime_name, sweep, tmpfs_bytes)
 from grader.sandbox.image import (BOOTSTRAP_BASE, BASE_LABEL, CONTAINER_LABEL, BuildOptions, content_hash,
                                   pip_download_command, sandbox_status)
 from grader.scorecard import validate
 from grader.selfcheck import run_selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
-HOSTILE = Path(__file__).resolve().parent / "hostile_basic"
+HOSTILE = Path(__file__).resolve().parent / "hostile" / "cases"
 REFERENCE = ROOT / "reference" / "softmax.py"
-#: Allowed beyond a wall limit for starting and removing a container (seconds); generous on purpose.
-GRACE_S = 25.0
 
 
 def grade(path: Path, sandbox: str, *, limits: Limits | None = None, exercise: str = "softmax", seed: int = 7):
     return grade_submission(get_exercise(exercise), path, sandbox=sandbox, seed=seed, limits=limits)
-
-
-def verdicts(card) -> dict[str, str]:
-    return {c.id: c.verdict for c in card.checks}
-
-
-def output(card) -> str:
-    return card.output["text"]
 
 
 # -- no engine needed ---------------------------------------------------------------------------------
@@ -70,6 +58,13 @@ def test_container_options_harden_every_run(tmp_path):
     assert opts["log_config"]["Type"] == "json-file" and opts["log_config"]["Config"]["max-size"]
     (mount,) = opts["mounts"]
     assert mount["ReadOnly"] is True and mount["Type"] == "bind" and mount["Source"] == str(tmp_path)
+
+
+def test_runtime_is_passed_through_only_when_asked_for(tmp_path, monkeypatch):
+    assert "runtime" not in container_options(Limits(), str(tmp_path))
+    assert container_options(Limits(), str(tmp_path), "runsc")["runtime"] == "runsc"
+    monkeypatch.setenv(RUNTIME_ENV, "runsc")
+    assert runtime_name() == "runsc"
 
 
 def test_tmpfs_is_small_and_bounded():
@@ -165,87 +160,7 @@ def test_selfcheck_under_docker(exercise_id):
     assert not bad
 
 
-# -- hostile basics -----------------------------------------------------------------------------------
-
-@pytest.mark.docker
-def test_network_is_unreachable_inside():
-    card = grade(HOSTILE / "network.py", "docker")
-    text = output(card)
-    assert "NET: CONNECTED" not in text
-    assert text.count("NET: blocked") == 3, text
-    assert card.all_passed
-
-
-@pytest.mark.docker
-def test_writes_outside_tmp_fail():
-    card = grade(HOSTILE / "writes.py", "docker")
-    text = output(card)
-    assert "WRITE: succeeded" not in text, text
-    assert text.count("WRITE: refused") == 6 and "WRITE: tmp ok" in text, text
-    assert card.status == "graded" and not card.all_passed
-
-
-@pytest.mark.docker
-def test_fork_bomb_is_contained_by_the_pids_limit():
-    limits = Limits(wall_seconds=40, max_processes=32)
-    card = grade(HOSTILE / "fork_bomb.py", "docker", limits=limits)
-    match = re.search(r"FORK: limited after (\d+) children", output(card))
-    assert match, output(card)
-    assert int(match.group(1)) < limits.max_processes
-    assert card.status == "graded" and card.all_passed
-
-
-@pytest.mark.docker
-def test_memory_bomb_ends_in_memory_limit():
-    card = grade(HOSTILE / "memory_bomb.py", "docker", limits=Limits(memory_bytes=512 * 1024**2))
-    assert card.status == "crashed"
-    assert "memory_limit" in verdicts(card).values()
-    assert card.score == 0
-
-
-@pytest.mark.docker
-@pytest.mark.parametrize("name,status", [("busy_loop.py", "timeout"), ("sleep_forever.py", "timeout"),
-                                         ("ignore_sigterm.py", "timeout")])
-def test_endless_submissions_are_killed_at_the_wall_limit(name, status):
-    limits = Limits(wall_seconds=4, cpu_seconds=600, step_seconds=600)
-    started = time.monotonic()
-    card = grade(HOSTILE / name, "docker", limits=limits)
-    elapsed = time.monotonic() - started
-    assert card.status == status and card.score == 0
-    assert elapsed < limits.wall_seconds + GRACE_S
-
-
-@pytest.mark.docker
-def test_stdout_flood_is_capped_and_host_memory_stays_flat():
-    limits = Limits()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB
-    card = grade(HOSTILE / "stdout_flood.py", "docker", limits=limits)
-    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
-    assert card.status in ("graded", "crashed")
-    assert card.output["truncated"] is True
-    assert len(output(card).encode()) <= limits.output_bytes + 4096
-    assert grown < 200 * 1024, f"host peak memory grew by {grown} KiB"
-    if card.status == "crashed":
-        assert "output" in card.status_message
-
-
-@pytest.mark.docker
-def test_forged_scorecard_and_frames_change_nothing(tmp_path):
-    control = tmp_path / "zeros.py"
-    control.write_text("import numpy as np\n\n\ndef softmax(x, axis=-1):\n    return np.zeros_like(x)\n")
-    forged = grade(HOSTILE / "forged_scorecard.py", "docker")
-    assert "@@GRADER-FRAME" in output(forged)  # it did print its forgeries, as plain output
-    assert forged.status == "graded" and not forged.all_passed
-    assert verdicts(forged) == verdicts(grade(control, "docker")) == verdicts(grade(control, "process"))
-    assert forged.score == grade(control, "docker").score < forged.max_score
-
-
-@pytest.mark.docker
-def test_exit_at_import_scores_nothing():
-    cards = {backend: grade(HOSTILE / "exit_at_import.py", backend) for backend in ("docker", "process")}
-    assert cards["docker"].status == cards["process"].status == "compile_error"
-    assert cards["docker"].score == cards["process"].score == 0
-
+# -- hostile submissions: tests/hostile/ (the corpus runs every attack under docker and process) -------
 
 # -- lifecycle ----------------------------------------------------------------------------------------
 

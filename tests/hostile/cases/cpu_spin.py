@@ -1,4 +1,9 @@
-"""Hostile: spins forever when called."""
+"""Hostile: spins the CPU forever when called.
+
+expect: timeout
+passes: none
+limits: wall_seconds=5 step_seconds=600 cpu_seconds=600
+"""
 
 
 def softmax(x, axis=-1):

@@ -1,4 +1,12 @@
-"""Hostile: a fork bomb at import (every child forks too); the parent reports when fork fails."""
+"""Hostile: a fork bomb at import (every child forks too); the parent reports when fork fails,
+then answers correctly.
+
+expect: graded
+process: skip: RLIMIT_NPROC counts every process of the uid on the host, not this run's
+passes: all
+output-has: FORK: limited after
+limits: max_processes=32 wall_seconds=30
+"""
 import os
 import time
 
@@ -23,8 +31,8 @@ except OSError as exc:
 
 def softmax(x, axis=-1):
     m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isneginf(m), 0, m)
-    with np.errstate(divide="ignore", over="ignore"):
-        lse = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-        out = np.exp(x - lse)
-    return np.where(np.isneginf(lse), 0, out).astype(x.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)

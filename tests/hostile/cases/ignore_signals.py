@@ -1,7 +1,12 @@
-"""Hostile: ignores SIGTERM, SIGINT and SIGHUP, then spins at import."""
+"""Hostile: ignores SIGTERM, SIGINT, SIGHUP and SIGALRM, then spins at import.
+
+expect: timeout
+passes: none
+limits: wall_seconds=5 cpu_seconds=600
+"""
 import signal
 
-for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGALRM):
     signal.signal(sig, signal.SIG_IGN)
 while True:
     pass

@@ -1,4 +1,9 @@
-"""Hostile: sleeps (almost) forever at import."""
+"""Hostile: sleeps (almost) forever at import.
+
+expect: timeout
+passes: none
+limits: wall_seconds=5
+"""
 import time
 
 time.sleep(1e9)

@@ -1,4 +1,11 @@
-"""Hostile: writes 1 GB to stdout at import, then answers correctly."""
+"""Hostile: writes 1 GiB to stdout at import, then answers correctly. The output is capped; the
+docker backend stops a run whose output goes far past the cap (crashed).
+
+expect: crashed|graded
+process: graded
+passes: all|none
+host: memory
+"""
 import sys
 
 import numpy as np
@@ -11,8 +18,8 @@ sys.stdout.flush()
 
 def softmax(x, axis=-1):
     m = np.max(x, axis=axis, keepdims=True)
-    m = np.where(np.isneginf(m), 0, m)
-    with np.errstate(divide="ignore", over="ignore"):
-        lse = m + np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True))
-        out = np.exp(x - lse)
-    return np.where(np.isneginf(lse), 0, out).astype(x.dtype)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)

@@ -1,4 +1,8 @@
-"""Hostile: calls sys.exit(0) at import, hoping a clean exit reads as success."""
+"""Hostile: calls sys.exit(0) at import, hoping a clean exit reads as success.
+
+expect: compile_error
+passes: none
+"""
 import sys
 
 sys.exit(0)
