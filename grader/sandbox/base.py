@@ -21,6 +21,34 @@ RUNNER_PATH = Path(__file__).resolve().parent.parent / "runner.py"
 INSTRUMENTS_PATH = RUNNER_PATH.parent / "instruments.py"
 
 
+class CappedBuffer:
+    """Keeps the first ``cap`` bytes fed to it and counts them all (the byte-counted channel)."""
+
+    def __init__(self, cap: int):
+        self.cap = cap
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.total = 0
+
+    def feed(self, chunk: bytes) -> None:
+        """Count ``chunk``; keep what still fits under the cap."""
+        self.total += len(chunk)
+        room = self.cap - self.kept
+        if room > 0:
+            self.chunks.append(chunk[:room])
+            self.kept += min(room, len(chunk))
+
+    @property
+    def data(self) -> bytes:
+        """The bytes kept (at most ``cap``)."""
+        return b"".join(self.chunks)
+
+    @property
+    def truncated(self) -> bool:
+        """More bytes arrived than were kept."""
+        return self.total > self.kept
+
+
 @dataclass(frozen=True)
 class Limits:
     """Resource limits for one sandbox run.

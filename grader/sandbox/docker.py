@@ -38,7 +38,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Mount, Ulimit
 
 from grader.channel import decode_stream, display_text
-from grader.sandbox.base import Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 
 #: Label holding the Unix time after which a container of ours is a leftover, whatever its state.
@@ -143,31 +143,6 @@ def container_options(limits: Limits, input_dir: str, runtime: str | None = None
     }
 
 
-class _CappedBuffer:
-    """Keeps the first ``cap`` bytes fed to it and counts them all."""
-
-    def __init__(self, cap: int):
-        self.cap = cap
-        self.chunks: list[bytes] = []
-        self.kept = 0
-        self.total = 0
-
-    def feed(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.cap - self.kept
-        if room > 0:
-            self.chunks.append(chunk[:room])
-            self.kept += min(room, len(chunk))
-
-    @property
-    def data(self) -> bytes:
-        return b"".join(self.chunks)
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > self.kept
-
-
 class _StreamPump(threading.Thread):
     """Drain the attach stream (``(stdout, stderr)`` chunks) into capped buffers.
 
@@ -178,8 +153,8 @@ class _StreamPump(threading.Thread):
     def __init__(self, stream, limits: Limits):
         super().__init__(daemon=True, name="docker-sandbox-pump")
         self.stream = stream
-        self.results = _CappedBuffer(limits.result_bytes)
-        self.output = _CappedBuffer(limits.output_bytes)
+        self.results = CappedBuffer(limits.result_bytes)
+        self.output = CappedBuffer(limits.output_bytes)
         self.output_kill = limits.output_bytes * OUTPUT_KILL_FACTOR
         self.overflow: str | None = None
         self.error: BaseException | None = None

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from grader.channel import decode_stream, display_text
-from grader.sandbox.base import Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
 CLONE_NEWNET = 0x40000000
 NOBODY_UID = 65534
@@ -31,18 +31,16 @@ NOBODY_UID = 65534
 PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
-class CappedReader(threading.Thread):
-    """Drain a pipe in a thread, keeping at most ``cap`` bytes and counting the rest.
+class CappedReader(threading.Thread, CappedBuffer):
+    """Drain a pipe in a thread into a ``CappedBuffer``: at most ``cap`` bytes kept, the rest counted.
 
     Draining continues past the cap so the writer never blocks on a full pipe.
     """
 
     def __init__(self, stream, cap: int):
-        super().__init__(daemon=True)
-        self.stream, self.cap = stream, cap
-        self.chunks: list[bytes] = []
-        self.kept = 0
-        self.total = 0
+        threading.Thread.__init__(self, daemon=True)
+        CappedBuffer.__init__(self, cap)
+        self.stream = stream
 
     def run(self) -> None:  # noqa: D102
         fd = self.stream.fileno()
@@ -53,21 +51,7 @@ class CappedReader(threading.Thread):
                 break
             if not chunk:
                 break
-            self.total += len(chunk)
-            room = self.cap - self.kept
-            if room > 0:
-                self.chunks.append(chunk[:room])
-                self.kept += min(room, len(chunk))
-
-    @property
-    def data(self) -> bytes:
-        """The bytes kept (at most ``cap``)."""
-        return b"".join(self.chunks)
-
-    @property
-    def truncated(self) -> bool:
-        """More bytes arrived than were kept."""
-        return self.total > self.kept
+            self.feed(chunk)
 
 
 def _world_executable(path: str) -> bool:
