@@ -311,6 +311,9 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
     if diff:
         if len(cards) != 2:
             raise click.UsageError("--diff compares exactly two scorecards: A (before) and B (after)")
+        if cards[0][1].exercise["id"] != cards[1][1].exercise["id"]:
+            raise click.UsageError(f"--diff compares two attempts at one exercise; got "
+                                   f"{cards[0][1].exercise['id']} and {cards[1][1].exercise['id']}")
         render_diff(diff_scorecards(cards[0], cards[1]), _console())
         return
     render_review(review_tables(cards, exercise=exercise_id, failed_only=failed_only), _console())

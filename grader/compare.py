@@ -34,6 +34,11 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+def _fmt_value(x: float) -> str:
+    """Enough digits to show a difference at float64 precision."""
+    return f"{x:.10g}"
+
+
 def shape_message(name: str, got: tuple, expected: tuple) -> str:
     """``'output' has the wrong shape: got (2, 4, 8), expected (2, 8, 4)``."""
     return f"'{name}' has the wrong shape: got {tuple(got)}, expected {tuple(expected)}"
@@ -75,8 +80,8 @@ def compare_arrays(name: str, got: np.ndarray, golden: np.ndarray, tol: Toleranc
     n_bad = int(bad.sum())
     nan_count = int(np.isnan(g).sum())
     idx_abs = np.unravel_index(int(np.argmax(abs_diff)), abs_diff.shape)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(same_inf, 0.0, abs_diff / np.abs(e))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        rel = np.where(same_inf | (abs_diff == 0), 0.0, abs_diff / np.abs(e))
     rel = np.where(np.isnan(rel), np.inf, rel)
     idx_rel = np.unravel_index(int(np.argmax(rel)), rel.shape)
     where_abs = tuple(int(i) for i in idx_abs)
@@ -86,7 +91,7 @@ def compare_arrays(name: str, got: np.ndarray, golden: np.ndarray, tol: Toleranc
     if nan_count:
         lines.append(f"NaN elements in the result: {nan_count} (the expected values have none there)")
     lines.append(f"Greatest absolute difference: {_fmt(float(abs_diff[idx_abs]))} at index {where_abs} "
-                 f"(got {_fmt(float(g[idx_abs]))}, expected {_fmt(float(e[idx_abs]))}; "
+                 f"(got {_fmt_value(float(g[idx_abs]))}, expected {_fmt_value(float(e[idx_abs]))}; "
                  f"up to {_fmt(tol.atol)} allowed)")
     lines.append(f"Greatest relative difference: {_fmt(float(rel[idx_rel]))} at index {where_rel} "
                  f"(up to {_fmt(tol.rtol)} allowed)")

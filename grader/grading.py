@@ -331,7 +331,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             # that run goes first and alone, before the sandbox's reader threads start allocating.
             say("running the reference")
             answers = answers_for(exercise, seed, plan, device)
-        say(f"running the submission ({info.backend} sandbox)")
+        say(f"running the submission ({selection})" if sandbox == "auto" else
+            f"running the submission ({info.backend} sandbox)")
         # The sandbox runs in this thread, so Ctrl-C/SIGTERM reach the backend's own clean-up; the
         # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:

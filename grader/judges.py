@@ -149,7 +149,8 @@ Diagnose = Callable[[JudgeContext, np.ndarray, Tolerance], "str | None"]
 
 
 def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("output",), *,
-          diagnose: Diagnose | None = None, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
+          diagnose: Diagnose | None = None, factor: float = DEFAULT_FACTOR,
+          check_dtype: bool = True) -> Callable[[JudgeContext], Outcome]:
     """Judge: each output at ``paths`` equals golden within the dtype-aware tolerance.
 
     Args:
@@ -159,6 +160,9 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
         diagnose: ``diagnose(ctx, got, tol) -> sentence | None`` naming the likely mistake when the
             first compared array is wrong.
         factor: multiple of the same-dtype reference's error allowed (see ``grader.tolerance``).
+        check_dtype: also require the reference's dtype (the contract's "outputs keep the input dtype").
+
+    After the values, every case also checks the dtype and that no input was modified in place.
     """
 
     def judge(ctx: JudgeContext) -> Outcome:
@@ -195,9 +199,28 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
                     message = f"Likely mistake: {hint}\n{message}"
                 return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name,
                                                           **({"diagnosis": hint} if hint else {})})
+        # Right values are not enough: every case also holds the contract's dtype and input rules.
+        for path, name in zip(paths, names) if check_dtype else ():
+            want, have = dtype_name(output_descriptor(ctx.expected, path)), dtype_name(output_descriptor(ctx.got, path))
+            if want != have:
+                return Outcome(Verdict.FAILED, f"'{name}' has the wrong dtype: got {have}, expected {want} "
+                               "(outputs keep the input's dtype).", {"got_dtype": have, "expected_dtype": want})
+        modified = inputs_modified(ctx)
+        if modified:
+            return modified
         return Outcome(Verdict.PASSED, "", per_output)
 
     return judge
+
+
+def inputs_modified(ctx: JudgeContext) -> Outcome | None:
+    """FAILED when the candidate's step changed an input array in place, else None."""
+    modified = ctx.got.report.get("modified_inputs") or []
+    if not modified:
+        return None
+    return Outcome(Verdict.FAILED, "Modified its input in place: " + ", ".join(map(str, modified))
+                   + ". Work on a copy (e.g. `x = x - x.max(...)`, not `x -= ...`).",
+                   {"modified_inputs": list(modified)})
 
 
 def raises(*exception_names: str, when: str) -> Callable[[JudgeContext], Outcome]:
@@ -251,15 +274,7 @@ def inputs_unchanged() -> Callable[[JudgeContext], Outcome]:
     """Judge: the call returned normally and left every input array as it was."""
 
     def judge(ctx: JudgeContext) -> Outcome:
-        failed = failure_from_exception(ctx)
-        if failed:
-            return failed
-        modified = ctx.got.report.get("modified_inputs") or []
-        if modified:
-            return Outcome(Verdict.FAILED, "Modified its input in place: " + ", ".join(map(str, modified))
-                           + ". Work on a copy (e.g. `x = x - x.max(...)`, not `x -= ...`).",
-                           {"modified_inputs": modified})
-        return Outcome(Verdict.PASSED)
+        return failure_from_exception(ctx) or inputs_modified(ctx) or Outcome(Verdict.PASSED)
 
     return judge
 

@@ -122,8 +122,10 @@ class Scorecard:
         checks = []
         for c in self.checks:
             if c.visibility == "hidden" and c.verdict != Verdict.PASSED:
-                checks.append(replace(c, message=_HIDDEN_MESSAGES.get(c.verdict, "Did not pass on a hidden case."),
-                                      details={}))
+                # "Not run ..." says why nothing ran (syntax error, crash, timeout): no hidden input in it.
+                message = (c.message.split("\n")[0] if c.message.startswith(("Not run", "Not graded"))
+                           else _HIDDEN_MESSAGES.get(c.verdict, "Did not pass on a hidden case."))
+                checks.append(replace(c, message=message, details={}))
             elif c.visibility == "hidden":
                 checks.append(replace(c, details={}))
             else:

@@ -83,12 +83,14 @@ def test_csv_export(cards):
     rows = list(csv.DictReader(io.StringIO(export_text("csv", [("bob", cards["bug_inplace"])]))))
     assert rows == [{"candidate": "bob", "exercise": "softmax", "status": "graded",
                      "score": f"{cards['bug_inplace'].score:g}", "max_score": f"{cards['bug_inplace'].max_score:g}",
-                     "failed_checks": "input_unchanged", "scorecard": ""}]
+                     "failed_checks": ";".join(c.id for c in cards["bug_inplace"].checks if c.verdict != "passed"),
+                     "scorecard": ""}]
+    assert "input_unchanged" in rows[0]["failed_checks"].split(";")
 
 
 def test_submit_format_gradescope_and_junit(tmp_path):
     runner = CliRunner()
-    sample = SAMPLES / "softmax" / "bug_inplace.py"
+    sample = SAMPLES / "softmax" / "bug_default_axis0.py"  # fails values_nd only
     result = runner.invoke(main, ["submit", "softmax", str(sample), "--sandbox", "process", "-q", "--out",
                                   str(tmp_path / "card.json"), "--format", "gradescope", "--export",
                                   str(tmp_path / "results.json")])

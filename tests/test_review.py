@@ -19,7 +19,7 @@ SAMPLES = project_root() / "submissions" / "samples"
 def scorecards(tmp_path_factory):
     out = tmp_path_factory.mktemp("cards")
     paths = {}
-    for label, ex, sample in (("ann", "softmax", "bug_ignores_axis"), ("ann2", "softmax", "bug_inplace"),
+    for label, ex, sample in (("ann", "softmax", "bug_ignores_axis"), ("ann2", "softmax", "bug_default_axis0"),
                               ("ben", "softmax", "correct_logsumexp"), ("cat", "attention_scores", "bug_unscaled")):
         card = grade_submission(get_exercise(ex), SAMPLES / ex / f"{sample}.py", sandbox="process", seed=9)
         paths[label] = out / f"{label}.json"
@@ -47,7 +47,7 @@ def test_review_table_rows_columns_and_glyphs(scorecards):
     assert "✗" not in ben_line and "✓" in ben_line
     ann2_line = next(line for line in text.splitlines() if line.startswith("│ ann2"))
     assert ann2_line.count("✗") == 1
-    assert "=input_unchanged" in text and "legend:" in text
+    assert "=values_nd" in text and "legend:" in text
 
 
 def test_failed_only_and_exercise_filter(scorecards):
@@ -57,7 +57,7 @@ def test_failed_only_and_exercise_filter(scorecards):
     tables = review_tables(cards, exercise="softmax", failed_only=True)
     assert len(tables) == 1
     assert [r.label for r in tables[0].rows] == ["ann2", "ann"]
-    assert "values_1d" not in tables[0].checks and "input_unchanged" in tables[0].checks
+    assert "values_1d" not in tables[0].checks and "values_nd" in tables[0].checks
 
 
 def test_diff_between_two_attempts(scorecards):
@@ -67,7 +67,9 @@ def test_diff_between_two_attempts(scorecards):
     diff = diff_scorecards(before, after)
     assert diff.changed and diff.score_after > diff.score_before
     fixed = {c.check for c in diff.changes if c.after == "passed"}
-    assert "axes" in fixed and "input_unchanged" not in fixed
+    assert "axes" in fixed and "values_nd" not in fixed
+    broke = {c.check for c in diff.changes if c.before == "passed"}
+    assert broke == {"values_nd"}
     assert all(c.check != "values_1d" for c in diff.changes)  # unchanged checks are not listed
     text = _text(render_diff, diff)
     assert "axes (fixed)" in text and "now passes" in text
@@ -84,3 +86,5 @@ def test_cli_review(scorecards):
     assert result.exit_code == 0 and "score" in result.output
     result = runner.invoke(main, ["review", "--diff", *map(str, scorecards.values())])
     assert result.exit_code == 2 and "exactly two" in result.output
+    result = runner.invoke(main, ["review", "--diff", str(scorecards["ann"]), str(scorecards["cat"])])
+    assert result.exit_code == 2 and "one exercise" in result.output

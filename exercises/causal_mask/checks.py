@@ -289,14 +289,16 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     for L, S in ((3, 8), (1, 7), (5, 6), (2, 40), (1, 1)):
         causal("causal_kv_len", L, S)
     causal("causal_kv_len", 4, 9, keyword=True)
+    causal("causal_kv_len", 3, 300)  # a long cache: positions past 127 and 255
     for L, S in ((5, 3), (2, 1)):
         b.call("kv_len_too_short", "create_causal_mask", [b.value(L), b.value(S)],
                judge=raises("ValueError", when="kv_len < seq_len"), describe=f"create_causal_mask({L}, {S})")
 
     # padding masks: default pad 0, a pad_token other than 0 (with 0 a real token), left padding
     padding("padding_mask", "create_padding_mask", _padded(rng, 3, 6, 0, lengths=[6, 4, 2]), None)
-    padding("padding_mask", "create_padding_mask", _padded(rng, 2, 7, 3, lengths=[5, 2]), 3,
-            note="0 is a real token here")
+    ids = _padded(rng, 2, 7, 3, lengths=[5, 2])
+    ids[0, :4] = [0, 1, 2, 4]  # tokens below and above pad_token: `!= pad_token`, not `> pad_token`
+    padding("padding_mask", "create_padding_mask", ids, 3, note="0, 1, 2 and 4 are real tokens here")
     padding("padding_mask", "create_padding_mask", _padded(rng, 3, 5, -1, left=True, lengths=[3, 5, 1]), -1,
             note="left padding")
     padding("padding_mask", "create_padding_mask",

@@ -64,13 +64,13 @@ class _Cases:
     def add(self, check: str, rng: np.random.Generator, *, B: int, L: int, D: int, H_q: int, H_kv: int,
             dtype: str = "float32", mask: np.ndarray | None = None, mask_dtype: str = "bool",
             grad: tuple[str, ...] = (), judge=None, kv_scales: list[float] | None = None, note: str = "",
-            kv_width: int | None = None) -> None:
+            kv_width: int | None = None, scale: float = 1.0) -> None:
         self.n += 1
         n, b = self.n, self.b
         d_k = D // H_q if D % H_q == 0 else max(1, D // H_q)
         kv_width = kv_width or H_kv * d_k
         store = np.float64 if dtype == "float64" else np.float32
-        x = rng.standard_normal((B, L, D))
+        x = rng.standard_normal((B, L, D)) * scale
         s = 1.5 / math.sqrt(D)
         W = {"W_q": rng.standard_normal((D, D)) * s, "W_k": rng.standard_normal((D, kv_width)) * s,
              "W_v": rng.standard_normal((D, kv_width)) * s, "W_o": rng.standard_normal((D, D)) * s}
@@ -121,6 +121,8 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
           note="KV heads with very different value scales")
     c.add("masks", rng, B=2, L=6, D=16, H_q=4, H_kv=2, mask=causal_mask(6, 6), note="causal")
     c.add("masks", rng, B=3, L=5, D=12, H_q=6, H_kv=3, mask=padding_mask(rng, 3, 5), note="padding")
+    c.add("masks", rng, B=3, L=7, D=16, H_q=4, H_kv=2, mask=padding_mask(rng, 3, 7), scale=8.0,
+          note="padding, scores in the hundreds: masked keys often hold the largest score")
     c.add("masks", rng, B=2, L=6, D=16, H_q=4, H_kv=2, mask=causal_mask(6, 6) & padding_mask(rng, 2, 6),
           mask_dtype="float32", note="causal and padding, 0.0 / 1.0")
     c.add("masks", rng, B=2, L=5, D=8, H_q=4, H_kv=2, mask=causal_mask(5, 5)[0, 0], mask_dtype="int64",
@@ -132,6 +134,9 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
           note="query row 1 of batch 0 and all of batch 1 fully masked")
     for dtype in ("float16", "bfloat16"):
         c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype=dtype)
+    # Masked half-precision: bfloat16 only (float16 cannot hold the common masked_fill(-1e9)).
+    c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype="bfloat16",
+          mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
     for dtype in ("float32", "float64", "float16", "bfloat16"):
         c.add("dtype_preserved", rng, B=2, L=4, D=8, H_q=4, H_kv=2, dtype=dtype, judge=dtype_preserved())
     for dtype in ("float64", "float32"):
@@ -143,7 +148,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
               judge=gradients_close(WEIGHTS))
     c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
           mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
-    unchanged = all_of(inputs_unchanged(), close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=16, H_q=4, H_kv=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=5, D=12, H_q=6, H_kv=3, dtype="float64", mask=causal_mask(5, 5),
           judge=unchanged)

@@ -17,8 +17,8 @@ import math
 import numpy as np
 
 from grader.compare import close_enough, shape_message
-from grader.judges import (JudgeContext, Outcome, all_of, close, describe_value, dtype_preserved,
-                           failure_from_exception, inputs_unchanged, output_descriptor)
+from grader.judges import (JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
+                           output_array, output_descriptor)
 from grader.plan import Plan, PlanBuilder
 from grader.tolerance import Tolerance
 from grader.verdicts import Verdict
@@ -157,6 +157,39 @@ def cache_shape(name: str):
     return judge
 
 
+def cache_values(name: str):
+    """Judge: the attribute holds the keys (or values) of every token seen, split into heads, as the
+    reference's does: shape first (as ``cache_shape``), then values under the dtype-aware tolerance
+    (any floating dtype accepted for the cache itself; outputs are where dtypes are judged)."""
+    shape_judge = cache_shape(name)
+    values_judge = close(names=(name,), check_dtype=False)
+    other = "v_cache" if name == "k_cache" else "k_cache"
+
+    def judge(ctx: JudgeContext) -> Outcome:
+        shaped = shape_judge(ctx)
+        if shaped.verdict != Verdict.PASSED or output_descriptor(ctx.golden).get("kind") == "none":
+            return shaped
+        outcome = values_judge(ctx)
+        if outcome.verdict != Verdict.FAILED:
+            return outcome
+        got = output_array(ctx.got)
+        golden = output_array(ctx.golden).astype(np.float64)
+        sibling = ctx.golden_steps.get(ctx.step.id.replace(name, other))
+        hint = None
+        if sibling is not None and output_array(sibling) is not None and got is not None \
+                and np.allclose(got, output_array(sibling), rtol=1e-4, atol=1e-5):
+            hint = f"'{name}' holds what belongs in '{other}' (keys and values swapped)."
+        elif got is not None and got.shape == golden.shape:
+            d_k = golden.shape[-1]
+            for factor, what in ((1 / math.sqrt(d_k), "divided by sqrt(d_k)"), (math.sqrt(d_k), "multiplied by sqrt(d_k)")):
+                if np.allclose(got, golden * factor, rtol=1e-4, atol=1e-5):
+                    hint = f"the cached {name[0]}-projections are {what}; cache the plain projections and scale the scores."
+        message = (f"Likely mistake: {hint}\n" if hint else "") + outcome.message
+        return Outcome(Verdict.FAILED, message, outcome.details)
+
+    return judge
+
+
 def cache_unchanged(name: str, before_step: str):
     """Judge: the attribute equals (bit for bit) what the candidate's ``before_step`` read."""
 
@@ -222,7 +255,7 @@ class _Sequence:
                 f"num_heads={self.H}")
         step = self.b.method(check or self.check, self.name, "forward",
                              [self.b.array(xname, x, label="x"), *self.W], kwargs,
-                             judge=judge or all_of(close(diagnose=diagnose), inputs_unchanged()),
+                             judge=judge or close(diagnose=diagnose),
                              describe=desc, step_id=f"{self.name}.forward{self.n}",
                              meta={"x": xname, "past": list(self.past), "every": list(self.every),
                                    "W": [w["array"] for w in self.W],
@@ -297,6 +330,21 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     s.read("clear_cache")
     s.forward(1)
     s.forward(2)
+
+    # cache contents: the keys/values of every token, after an uneven prefill and after decoding
+    s = _Sequence(b, "contents", rng, B=2, D=12, H=3, check="cache_contents")
+    s.forward(4)
+    s.forward(2)
+    s.read("cache_contents", judge_for=cache_values, tag="prefill")
+    s.forward(1)
+    s.read("cache_contents", judge_for=cache_values, tag="decode")
+
+    # a long sequence: a cache must keep every token, not a window of recent ones
+    s = _Sequence(b, "long", rng, B=1, D=16, H=4, check="long_sequence")
+    s.forward(37)
+    for _ in range(3):
+        s.forward(1)
+    s.read("long_sequence", judge_for=cache_values, tag="end")
 
     # batch > 1 with distinct sequences
     s = _Sequence(b, "batch", rng, B=3, D=16, H=4, check="batch")

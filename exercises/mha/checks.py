@@ -141,13 +141,14 @@ class _Cases:
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, L_q: int, L_k: int | None = None, D: int,
             H: int, dtype: str = "float32", self_attn: bool = False, mask: np.ndarray | None = None,
-            mask_dtype: str = "bool", grad: tuple[str, ...] = (), judge=None, note: str = "") -> None:
+            mask_dtype: str = "bool", grad: tuple[str, ...] = (), judge=None, note: str = "",
+            scale: float = 1.0) -> None:
         self.n += 1
         n, b = self.n, self.b
         L_k = L_q if L_k is None else L_k
-        x_q = rng.standard_normal((B, L_q, D))
-        x_k = x_q if self_attn else rng.standard_normal((B, L_k, D))
-        x_v = x_q if self_attn else rng.standard_normal((B, L_k, D))
+        x_q = rng.standard_normal((B, L_q, D)) * scale
+        x_k = x_q if self_attn else rng.standard_normal((B, L_k, D)) * scale
+        x_v = x_q if self_attn else rng.standard_normal((B, L_k, D)) * scale
         weights = [rng.standard_normal((D, D)) / math.sqrt(D) * 1.5 for _ in WEIGHTS]
         store = np.float64 if dtype == "float64" else np.float32
         rg = bool(grad)
@@ -209,6 +210,8 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     c.add("batch_one", rng, B=1, L_q=2, L_k=8, D=8, H=2)
     c.add("padding_mask", rng, B=3, L_q=6, D=16, H=4, self_attn=True, mask=padding_mask(rng, 3, 6))
     c.add("padding_mask", rng, B=4, L_q=3, L_k=7, D=8, H=2, mask=padding_mask(rng, 4, 7))
+    c.add("padding_mask", rng, B=3, L_q=5, L_k=8, D=16, H=4, mask=padding_mask(rng, 3, 8), scale=8.0,
+          note="scores in the hundreds: masked keys often hold the largest score")
     c.add("causal_mask", rng, B=2, L_q=6, D=16, H=4, self_attn=True, mask=causal_mask(6, 6))
     c.add("causal_mask", rng, B=2, L_q=7, D=8, H=2, self_attn=True, mask=causal_mask(7, 7)[0, 0],
           note="mask of shape (L, L)")
@@ -231,6 +234,10 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     for dtype in ("float16", "bfloat16"):
         c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype=dtype, self_attn=True)
         c.add("half_precision", rng, B=2, L_q=3, L_k=9, D=16, H=2, dtype=dtype)
+    # Masked half-precision: bfloat16 only. In float16 a common idiom, masked_fill(-1e9), cannot be
+    # represented and raises; the spec promises masks with float32/float64/bfloat16, not float16.
+    c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype="bfloat16", self_attn=True,
+          mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
     for dtype in ("float32", "float64", "float16", "bfloat16"):
         c.add("dtype_preserved", rng, B=2, L_q=4, D=8, H=2, dtype=dtype, self_attn=True, judge=dtype_preserved())
     for dtype in ("float64", "float32"):
@@ -243,7 +250,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
               judge=gradients_close(WEIGHTS))
     c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
           judge=gradients_close(WEIGHTS))
-    unchanged = all_of(inputs_unchanged(), close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),
           judge=unchanged)

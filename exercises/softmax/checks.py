@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
+from grader.judges import (JudgeContext, Outcome, all_of, close, dtype_preserved, failure_from_exception,
+                           inputs_unchanged, output_array)
+from grader.verdicts import Verdict
 from grader.plan import Plan, PlanBuilder
 from grader.tolerance import Tolerance
 from grader.compare import close_enough
@@ -57,6 +59,23 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             return "the exponentials were not divided by their sum along the axis."
         return f"the output does not sum to 1 along axis {axis}."
     return None
+
+
+def exact_zero_at_neg_inf(ctx: JudgeContext) -> Outcome:
+    """Judge: every ``-inf`` logit gets probability exactly 0 (the contract says 0, not about 0)."""
+    failed = failure_from_exception(ctx)
+    if failed:
+        return failed
+    x, got = np.asarray(ctx.arg(0)), output_array(ctx.got)
+    if got is None or got.shape != x.shape:
+        return Outcome(Verdict.FAILED, "the output should have the input's shape.")
+    at_neg_inf = got[np.isneginf(x)]
+    if np.any(at_neg_inf != 0):
+        worst = float(np.nanmax(np.abs(at_neg_inf))) if not np.isnan(at_neg_inf).all() else float("nan")
+        return Outcome(Verdict.FAILED, f"A -inf logit must get probability exactly 0; got up to {worst:.3g} "
+                       "(e.g. from an epsilon added to the exponentials or a finite stand-in for -inf).",
+                       {"largest_at_neg_inf": worst})
+    return Outcome(Verdict.PASSED)
 
 
 def _case(rng: np.random.Generator, shape, dtype=np.float32, scale: float = 3.0) -> np.ndarray:
@@ -111,11 +130,15 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
             note="several logits near the dtype's largest value")
     x = _case(rng, (4, 6))
     x[0, 1] = x[2, 0] = x[2, 5] = x[3, 3] = -np.inf
-    add("neg_inf_entries", x, -1, note="some -inf entries")
+    neg_inf_judge = all_of(judge, exact_zero_at_neg_inf)
+    add("neg_inf_entries", x, -1, note="some -inf entries", judge_fn=neg_inf_judge)
     x64 = _case(rng, (3, 5), np.float64)
     x64[[0, 2], 2] = -np.inf
     x64[1, 4] = -np.inf
-    add("neg_inf_entries", x64, 0, note="-inf entries, no slice entirely -inf")
+    add("neg_inf_entries", x64, 0, note="-inf entries, no slice entirely -inf", judge_fn=neg_inf_judge)
+    x1 = _case(rng, (9,), scale=2.0)
+    x1[[2, 7]] = -np.inf
+    add("neg_inf_entries", x1, note="1-D, two -inf entries", judge_fn=neg_inf_judge)
     x = _case(rng, (4, 5))
     x[1, :] = -np.inf
     add("all_neg_inf", x, -1, note="row 1 is all -inf")
@@ -125,9 +148,13 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     add("all_neg_inf", x, 1, note="slices along axis 1 that are all -inf")
     for dtype in (np.float32, np.float64):
         add("dtype_preserved", _case(rng, (3, 7), dtype), -1, judge_fn=dtype_preserved())
-    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=all_of(inputs_unchanged(), judge))
+        add("dtype_preserved", _case(rng, (6,), dtype), judge_fn=dtype_preserved())
+    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=inputs_unchanged())
+    xu = _case(rng, (3, 6), scale=5.0)
+    xu[0, 2] = xu[2, :] = -np.inf
+    add("input_unchanged", xu, -1, note="with -inf entries", judge_fn=inputs_unchanged())
     add("input_unchanged", _case(rng, (4, 3, 6), np.float64, scale=5.0), 1,
-        judge_fn=all_of(inputs_unchanged(), judge))
+        judge_fn=inputs_unchanged())
 
     hidden = np.random.default_rng(hidden_seed)
     for _ in range(6):
