@@ -270,11 +270,25 @@ def dtype_preserved(path: Sequence[int] = (), name: str = "output") -> Callable[
     return judge
 
 
-def inputs_unchanged() -> Callable[[JudgeContext], Outcome]:
-    """Judge: the call returned normally and left every input array as it was."""
+def inputs_unchanged(correct: Callable[[JudgeContext], Outcome] | None = None) -> Callable[[JudgeContext], Outcome]:
+    """Judge: the call returned normally, left every input array as it was, and (with ``correct``)
+    returned the right answer.
+
+    The runner's report of modified inputs comes from inside the sandbox; requiring the right answer
+    as well means the point cannot be had by forging a report. A wrong answer is named as such, so
+    the message never claims an input was modified when it was not.
+    """
 
     def judge(ctx: JudgeContext) -> Outcome:
-        return failure_from_exception(ctx) or inputs_modified(ctx) or Outcome(Verdict.PASSED)
+        failed = failure_from_exception(ctx) or inputs_modified(ctx)
+        if failed:
+            return failed
+        if correct is not None:
+            outcome = correct(ctx)
+            if outcome.verdict != Verdict.PASSED:
+                return Outcome(outcome.verdict, "The inputs were left unchanged, but this case also needs the "
+                               "right answer, and it was wrong:\n" + outcome.message, outcome.details)
+        return Outcome(Verdict.PASSED)
 
     return judge
 

@@ -187,9 +187,9 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
              _rand(rng, (2, 4, 8), dtype), causal[:4, :4],
              judge=all_of(dtype_preserved((0,), "output"), dtype_preserved((1,), "weights")))
     sdpa("inputs_unchanged", _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)),
-         causal[:5, :5].astype(np.float32), judge=inputs_unchanged())
+         causal[:5, :5].astype(np.float32), judge=inputs_unchanged(sdpa_judge))
     scores("inputs_unchanged", _rand(rng, (2, 5, 8), np.float64), _rand(rng, (2, 5, 8), np.float64),
-           causal[:5, :5], judge=inputs_unchanged())
+           causal[:5, :5], judge=inputs_unchanged(weights_judge))
 
     hidden = np.random.default_rng(hidden_seed)
     for _ in range(5):

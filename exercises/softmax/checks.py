@@ -149,12 +149,12 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     for dtype in (np.float32, np.float64):
         add("dtype_preserved", _case(rng, (3, 7), dtype), -1, judge_fn=dtype_preserved())
         add("dtype_preserved", _case(rng, (6,), dtype), judge_fn=dtype_preserved())
-    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=inputs_unchanged())
+    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=inputs_unchanged(judge))
     xu = _case(rng, (3, 6), scale=5.0)
     xu[0, 2] = xu[2, :] = -np.inf
-    add("input_unchanged", xu, -1, note="with -inf entries", judge_fn=inputs_unchanged())
+    add("input_unchanged", xu, -1, note="with -inf entries", judge_fn=inputs_unchanged(judge))
     add("input_unchanged", _case(rng, (4, 3, 6), np.float64, scale=5.0), 1,
-        judge_fn=inputs_unchanged())
+        judge_fn=inputs_unchanged(judge))
 
     hidden = np.random.default_rng(hidden_seed)
     for _ in range(6):
