@@ -78,6 +78,7 @@ def run_in_process(wire: dict, arrays: dict[str, np.ndarray], module, module_fil
 _ANSWERS: "OrderedDict[tuple, tuple]" = OrderedDict()
 _ANSWERS_LOCK = threading.Lock()
 _ANSWERS_MAX = 8
+_MEASURE_LOCK = threading.Lock()
 
 
 def _cache_key(exercise: Exercise, seed: int, device: str = "cpu") -> tuple:
@@ -119,7 +120,8 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan,
         # sandbox for the same cores (measured: 1.8 s -> 0.5 s for the mha plan on 2 cores).
         torch.set_num_threads(1)
     wire = {**plan.wire(), "audit_ops": False}  # the reference is trusted: no op audit on the host
-    expected = run_in_process(wire, plan.arrays, exercise.load_reference(), ref_file)
+    with _MEASURE_LOCK:  # tracemalloc and the NumPy work counter are process-wide: one measured run at a time
+        expected = run_in_process(wire, plan.arrays, exercise.load_reference(), ref_file)
     golden_wire, golden_arrays = plan.golden()
     golden = run_in_process(_unmeasured({**golden_wire, "audit_ops": False}), golden_arrays,
                             exercise.load_reference(), ref_file)
