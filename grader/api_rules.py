@@ -11,7 +11,11 @@ import guard, and for torch exercises the op audit).
 from __future__ import annotations
 
 import ast
+import threading
 from dataclasses import dataclass
+
+
+_PARSE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -74,7 +78,8 @@ def scan_source(source: str, forbidden_modules: list[str] | tuple[str, ...],
     Raises:
         SyntaxError: the source does not parse (the caller reports ``compile_error``).
     """
-    tree = ast.parse(source)
+    with _PARSE_LOCK:  # CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch")
+        tree = ast.parse(source)
     aliases: dict[str, str] = {}
     found: dict[tuple[str, int], Violation] = {}
     rules = [*forbidden_modules, *forbidden_names]

@@ -262,18 +262,21 @@ def sweep(client, *, now: float | None = None) -> list[str]:
     """
     now = time.time() if now is None else now
     removed = []
-    for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}):
+    # sparse: one list call, no per-container inspect that would 404 on a container another grader
+    # removes between the listing and the inspect (seen with 8 graders at once)
+    for container in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}, sparse=True):
         with _ACTIVE_LOCK:
             if container.id in _ACTIVE:
                 continue
+        labels = container.attrs.get("Labels") or {}
         try:
-            deadline = float(container.labels.get(DEADLINE_LABEL, "0"))
+            deadline = float(labels.get(DEADLINE_LABEL, "0"))
         except ValueError:
             deadline = 0.0
-        if deadline < now or _owner_gone(container.labels.get(OWNER_LABEL, "")):
+        if deadline < now or _owner_gone(labels.get(OWNER_LABEL, "")):
             try:
                 container.remove(force=True)
-                removed.append(container.name)
+                removed.append((container.attrs.get("Names") or [container.id])[0].lstrip("/"))
             except (NotFound, APIError):
                 pass  # removed meanwhile, or already being removed
     return removed
