@@ -165,6 +165,8 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
     After the values, every case also checks the dtype and that no input was modified in place.
     """
 
+    dtype_checks = [dtype_preserved(path, name) for path, name in zip(paths, names)] if check_dtype else []
+
     def judge(ctx: JudgeContext) -> Outcome:
         failed = failure_from_exception(ctx)
         if failed:
@@ -200,11 +202,10 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
                 return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name,
                                                           **({"diagnosis": hint} if hint else {})})
         # Right values are not enough: every case also holds the contract's dtype and input rules.
-        for path, name in zip(paths, names) if check_dtype else ():
-            want, have = dtype_name(output_descriptor(ctx.expected, path)), dtype_name(output_descriptor(ctx.got, path))
-            if want != have:
-                return Outcome(Verdict.FAILED, f"'{name}' has the wrong dtype: got {have}, expected {want} "
-                               "(outputs keep the input's dtype).", {"got_dtype": have, "expected_dtype": want})
+        for check in dtype_checks:
+            kept = check(ctx)
+            if kept.verdict != Verdict.PASSED:
+                return kept
         modified = inputs_modified(ctx)
         if modified:
             return modified
