@@ -16,8 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from grader.batch import batch, discover
-from grader.exercise import exercise_ids, project_root
+from grader.cohort.batch import batch, discover
+from grader.grading.exercise import exercise_ids, project_root
 
 
 def make_cohort(root: Path, count: int, exercises: list[str]) -> int:

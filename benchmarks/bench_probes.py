@@ -12,8 +12,8 @@ import dataclasses
 import statistics
 import time
 
-from grader import grading
-from grader.exercise import exercise_ids, get_exercise
+from grader.grading import grade as grading
+from grader.grading.exercise import exercise_ids, get_exercise
 
 
 def without_probes(exercise):

@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--exercise", action="append", help="exercise ids (default: softmax and mha)")
     args = parser.parse_args(argv)
 
-    from grader.exercise import UnknownExercise, get_exercise  # noqa: PLC0415
+    from grader.grading.exercise import UnknownExercise, get_exercise  # noqa: PLC0415
     from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415
     from grader.sandbox.image import image_name  # noqa: PLC0415
 

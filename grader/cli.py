@@ -16,9 +16,9 @@ import click
 from rich.console import Console
 
 from grader import __version__
-from grader.exercise import ExerciseInvalid, UnknownExercise, exercise_ids, get_exercise
+from grader.grading.exercise import ExerciseInvalid, UnknownExercise, exercise_ids, get_exercise
 from grader.sandbox import BACKENDS
-from grader.verdicts import EXIT_ALL_PASSED, EXIT_FAILURES, EXIT_INFRASTRUCTURE, EXIT_USAGE, Status
+from grader.judge.verdicts import EXIT_ALL_PASSED, EXIT_FAILURES, EXIT_INFRASTRUCTURE, EXIT_USAGE, Status
 
 
 def _console(err: bool = False) -> Console:
@@ -105,9 +105,9 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     Exit code 0 when every check passed, 1 when some did not (or the file did not compile, timed out
     or crashed), 2 for a usage error, 3 when the grader itself failed.
     """
-    from grader.grading import SubmissionUnreadable, grade_submission  # noqa: PLC0415 - fast --help
-    from grader.render import render_scorecard  # noqa: PLC0415
-    from grader.scorecard import write_scorecard  # noqa: PLC0415
+    from grader.grading.grade import SubmissionUnreadable, grade_submission  # noqa: PLC0415 - fast --help
+    from grader.grading.render import render_scorecard  # noqa: PLC0415
+    from grader.grading.scorecard import write_scorecard  # noqa: PLC0415
 
     ex = _load(exercise_id)
     if not file.is_file():
@@ -128,7 +128,7 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
         err.print(f"error: cannot write the scorecard to {out}: {exc}", markup=False)
         sys.exit(EXIT_USAGE)
     if fmt:
-        from grader.exports import DEFAULT_EXPORT_NAMES, export_text  # noqa: PLC0415
+        from grader.cohort.exports import DEFAULT_EXPORT_NAMES, export_text  # noqa: PLC0415
 
         export = export or Path(DEFAULT_EXPORT_NAMES[fmt])
         export.parent.mkdir(parents=True, exist_ok=True)
@@ -154,7 +154,7 @@ def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: b
     """Prove exercises grade as intended: the reference scores full marks, the stub scores 0
     (status graded), every correct sample scores full marks and every wrong sample fails the
     check its docstring names. Exit code 0 when all of that holds, 1 otherwise."""
-    from grader.selfcheck import render_matrix, run_selfcheck  # noqa: PLC0415
+    from grader.cohort.selfcheck import render_matrix, run_selfcheck  # noqa: PLC0415
 
     ids = list(exercise_ids) or exercise_ids_all()
     exercises = [_load(i) for i in ids]
@@ -231,7 +231,7 @@ def sandbox_status(as_json: bool) -> None:
 # -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------
 
 def _load_cards(paths):
-    from grader.review import load  # noqa: PLC0415
+    from grader.cohort.review import load  # noqa: PLC0415
 
     try:
         return load(paths)
@@ -267,8 +267,8 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
     submission was graded (whatever its score), 3 when the grader failed on some, 130 when
     interrupted (finished scorecards are kept).
     """
-    from grader.batch import batch  # noqa: PLC0415
-    from grader.progress import BatchProgress  # noqa: PLC0415
+    from grader.cohort.batch import batch  # noqa: PLC0415
+    from grader.cohort.progress import BatchProgress  # noqa: PLC0415
 
     if exercise_id is not None:
         _load(exercise_id)
@@ -305,7 +305,7 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
 
     With --diff and two scorecards A B: what changed between two attempts.
     """
-    from grader.review import diff_scorecards, render_diff, render_review, review_tables  # noqa: PLC0415
+    from grader.cohort.review import diff_scorecards, render_diff, render_review, review_tables  # noqa: PLC0415
 
     cards = _load_cards(scorecards)
     if diff:
@@ -326,7 +326,7 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
 @click.option("--title", default="Attention exercises: grading report", show_default=True)
 def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
     """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots)."""
-    from grader.report import write_report  # noqa: PLC0415
+    from grader.cohort.report import write_report  # noqa: PLC0415
 
     path = write_report(_load_cards(scorecards), output, title=title)
     click.echo(f"wrote {path}")

@@ -2,10 +2,10 @@
 
 from pathlib import Path
 
-from grader.exercise import get_exercise
-from grader.grading import build_plan, run_in_process
-from grader.judges import JudgeContext
-from grader.runner import load_submission
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import build_plan, run_in_process
+from grader.judge.judges import JudgeContext
+from grader.run.runner import load_submission
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,6 +1,6 @@
 import pytest
 
-from grader.api_rules import scan_source
+from grader.grading.api_rules import scan_source
 
 SCIPY = (["scipy", "torch"], [])
 

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader import batch as batch_mod
-from grader.batch import batch, discover
+from grader.cohort import batch as batch_mod
+from grader.cohort.batch import batch, discover
 from grader.cli import main
-from grader.exercise import project_root
-from grader.scorecard import read_scorecard
+from grader.grading.exercise import project_root
+from grader.grading.scorecard import read_scorecard
 
 SAMPLES = project_root() / "submissions" / "samples"
 CANDIDATE_FIRST = {  # candidate -> {exercise: sample}
@@ -112,20 +112,20 @@ def test_resume_skips_current_scorecards_and_force_regrades(graded, tmp_path):
 
 
 def test_a_grader_fault_on_one_submission_never_stops_the_batch(tmp_path, monkeypatch):
-    import grader.grading
+    import grader.grading.grade
 
     root = tmp_path / "softmax"
     root.mkdir()
     for name, sample in (("a_first", "correct_logsumexp"), ("b_broken", "bug_inplace"), ("c_last", "bug_inplace")):
         shutil.copyfile(SAMPLES / "softmax" / f"{sample}.py", root / f"{name}.py")
-    real = grader.grading.grade_submission
+    real = grader.grading.grade.grade_submission
 
     def flaky(exercise, path, **kwargs):
         if Path(path).stem == "b_broken":
             raise RuntimeError("grader bug on purpose")
         return real(exercise, path, **kwargs)
 
-    monkeypatch.setattr(grader.grading, "grade_submission", flaky)
+    monkeypatch.setattr(grader.grading.grade, "grade_submission", flaky)
     result = batch(root, tmp_path / "out", exercise="softmax", jobs=1, sandbox="process", seed=3)
     status = {o.item.candidate: o.status for o in result.outcomes}
     assert status == {"a_first": "graded", "b_broken": "infrastructure_error", "c_last": "graded"}
@@ -133,7 +133,7 @@ def test_a_grader_fault_on_one_submission_never_stops_the_batch(tmp_path, monkey
     assert "grader bug on purpose" in card.status_message and card.score == 0
     assert all(c.verdict == "skipped" for c in card.checks) and len(card.checks) > 0
     # a grader fault is retried on the next run, not skipped as current
-    monkeypatch.setattr(grader.grading, "grade_submission", real)
+    monkeypatch.setattr(grader.grading.grade, "grade_submission", real)
     again = batch(root, tmp_path / "out", exercise="softmax", jobs=1, sandbox="process", seed=3)
     assert {o.item.candidate for o in again.outcomes if not o.skipped} == {"b_broken"}
 

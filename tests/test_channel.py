@@ -10,8 +10,8 @@ import zipfile
 import numpy as np
 import pytest
 
-from grader.channel import ChannelError, decode_step, decode_stream, display_text
-from grader.runner import encode_step_frame
+from grader.run.channel import ChannelError, decode_step, decode_stream, display_text
+from grader.run.runner import encode_step_frame
 
 
 def _frame(kind: str, payload: bytes) -> bytes:

@@ -5,7 +5,7 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.scorecard import validate
+from grader.grading.scorecard import validate
 
 
 def commands(group, prefix=()):
@@ -68,7 +68,7 @@ def test_submit_exit_codes_and_scorecard(tmp_path, request):
 
 
 def test_submit_infrastructure_error_exits_3(tmp_path, request, monkeypatch):
-    import grader.grading as grading
+    import grader.grading.grade as grading
 
     def broken(*_a, **_k):
         raise RuntimeError("injected grader fault")

@@ -1,7 +1,7 @@
 import numpy as np
 
-from grader.compare import compare_arrays
-from grader.tolerance import Tolerance, tolerance_for
+from grader.judge.compare import compare_arrays
+from grader.judge.tolerance import Tolerance, tolerance_for
 
 
 def tol32():

@@ -21,16 +21,16 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.exercise import exercise_ids, get_exercise
-from grader.grading import grade_submission
+from grader.grading.exercise import exercise_ids, get_exercise
+from grader.grading.grade import grade_submission
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxUnavailable
 from grader.sandbox.docker import (DEADLINE_LABEL, OWNER_LABEL, RUNTIME_ENV, DockerSandbox, _exit_code,
                                    container_memory_bytes, container_options, runtime_name, sweep, tmpfs_bytes)
 from grader.sandbox.image import (BOOTSTRAP_BASE, BASE_LABEL, CONTAINER_LABEL, BuildOptions, content_hash,
                                   pip_download_command, sandbox_status)
-from grader.scorecard import validate
-from grader.selfcheck import run_selfcheck
+from grader.grading.scorecard import validate
+from grader.cohort.selfcheck import run_selfcheck
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile" / "cases"
@@ -166,8 +166,8 @@ def test_selfcheck_under_docker(exercise_id):
 
 GRADE_SLOWLY = textwrap.dedent("""
     import sys
-    from grader.exercise import get_exercise
-    from grader.grading import grade_submission
+    from grader.grading.exercise import get_exercise
+    from grader.grading.grade import grade_submission
     from grader.sandbox.base import Limits
     card = grade_submission(get_exercise("softmax"), sys.argv[1], sandbox="docker", seed=1,
                             limits=Limits(wall_seconds=120, cpu_seconds=600, step_seconds=600))
@@ -249,7 +249,7 @@ def test_engine_failure_is_an_infrastructure_error(docker_sandbox, monkeypatch):
     job = SandboxJob(plan={"version": 1, "steps": []}, arrays={}, submission=b"")
     with pytest.raises(SandboxUnavailable):
         broken.run(job, Limits())
-    import grader.grading as grading
+    import grader.grading.grade as grading
 
     monkeypatch.setattr(grading, "select_sandbox", lambda *a, **k: (broken, "docker (broken on purpose)"))
     card = grade(REFERENCE, "docker")

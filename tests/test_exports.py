@@ -12,9 +12,9 @@ import pytest
 from click.testing import CliRunner
 
 from grader.cli import main
-from grader.exercise import get_exercise, project_root
-from grader.exports import export_text, to_gradescope, to_junit, validate_gradescope
-from grader.grading import grade_submission
+from grader.grading.exercise import get_exercise, project_root
+from grader.cohort.exports import export_text, to_gradescope, to_junit, validate_gradescope
+from grader.grading.grade import grade_submission
 
 junitparser = pytest.importorskip("junitparser")
 SAMPLES = project_root() / "submissions" / "samples"

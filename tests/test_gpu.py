@@ -2,9 +2,9 @@
 import pytest
 import torch
 
-from grader.exercise import get_exercise
-from grader.grading import grade_submission, probe_device
-from grader.instruments import Measurement
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import grade_submission, probe_device
+from grader.run.instruments import Measurement
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device on this machine")
 

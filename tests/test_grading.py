@@ -5,9 +5,9 @@ import dataclasses
 import pytest
 
 from conftest import verdicts
-from grader.exercise import get_exercise
-from grader.grading import SubmissionUnreadable, grade_submission
-from grader.scorecard import validate
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import SubmissionUnreadable, grade_submission
+from grader.grading.scorecard import validate
 
 STABLE = """
 import numpy as np

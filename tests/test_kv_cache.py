@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from grader.exercise import get_exercise, project_root
-from grader.grading import grade_submission
+from grader.grading.exercise import get_exercise, project_root
+from grader.grading.grade import grade_submission
 
 SAMPLES = project_root() / "submissions" / "samples" / "kv_cache"
 

@@ -8,10 +8,10 @@ import pytest
 import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
-from grader.api_rules import scan_source
-from grader.exercise import get_exercise
-from grader.grading import build_plan, grade_submission
-from grader.runner import PlanExecutor, load_submission
+from grader.grading.api_rules import scan_source
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import build_plan, grade_submission
+from grader.run.runner import PlanExecutor, load_submission
 
 SAMPLES = ROOT / "submissions" / "samples" / "mha"
 

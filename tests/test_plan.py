@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 import torch
 
-from grader.plan import PlanBuilder, round_to_dtype
+from grader.run.plan import PlanBuilder, round_to_dtype
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])

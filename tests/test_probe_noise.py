@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from grader.exercise import get_exercise
-from grader.grading import grade_submission
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import grade_submission
 
 pytestmark = pytest.mark.slow
 

@@ -4,8 +4,8 @@ import itertools
 import numpy as np
 import pytest
 
-from grader.instruments import CountingArray, COUNTER, Measurement, min_seconds
-from grader.probes import ProbeSpec, fit_slope, judge_series
+from grader.run.instruments import CountingArray, COUNTER, Measurement, min_seconds
+from grader.judge.probes import ProbeSpec, fit_slope, judge_series
 
 SPEC = ProbeSpec(check="c", quantity="flops", sweep="T", sizes=(16, 32, 64, 128), max_ratio=4.0,
                  max_ratio_slope=0.3, hint="re-projects every cached token")

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from grader.exercise import get_exercise
+from grader.grading.exercise import get_exercise
 
 
 def load(exercise_id):

@@ -13,13 +13,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from grader.artifacts import MAX_HEATMAPS, MAX_SIDE
+from grader.grading.artifacts import MAX_HEATMAPS, MAX_SIDE
 from grader.cli import main
-from grader.exercise import get_exercise, project_root
-from grader.grading import grade_submission
-from grader.plots import find_series
-from grader.report import render_report, write_report
-from grader.scorecard import Scorecard, validate, write_scorecard
+from grader.grading.exercise import get_exercise, project_root
+from grader.grading.grade import grade_submission
+from grader.cohort.plots import find_series
+from grader.cohort.report import render_report, write_report
+from grader.grading.scorecard import Scorecard, validate, write_scorecard
 
 SAMPLES = project_root() / "submissions" / "samples"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

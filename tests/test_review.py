@@ -7,10 +7,10 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from grader.cli import main
-from grader.exercise import get_exercise, project_root
-from grader.grading import grade_submission
-from grader.review import diff_scorecards, render_diff, render_review, review_tables
-from grader.scorecard import write_scorecard
+from grader.grading.exercise import get_exercise, project_root
+from grader.grading.grade import grade_submission
+from grader.cohort.review import diff_scorecards, render_diff, render_review, review_tables
+from grader.grading.scorecard import write_scorecard
 
 SAMPLES = project_root() / "submissions" / "samples"
 
@@ -34,7 +34,7 @@ def _text(render, *args) -> str:
 
 
 def test_review_table_rows_columns_and_glyphs(scorecards):
-    from grader.review import load
+    from grader.cohort.review import load
 
     cards = load(list(scorecards.values()))
     tables = review_tables(cards)
@@ -51,7 +51,7 @@ def test_review_table_rows_columns_and_glyphs(scorecards):
 
 
 def test_failed_only_and_exercise_filter(scorecards):
-    from grader.review import load
+    from grader.cohort.review import load
 
     cards = load(list(scorecards.values()))
     tables = review_tables(cards, exercise="softmax", failed_only=True)
@@ -61,7 +61,7 @@ def test_failed_only_and_exercise_filter(scorecards):
 
 
 def test_diff_between_two_attempts(scorecards):
-    from grader.review import load
+    from grader.cohort.review import load
 
     before, after = load([scorecards["ann"], scorecards["ann2"]])
     diff = diff_scorecards(before, after)

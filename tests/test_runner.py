@@ -5,10 +5,10 @@ import types
 import numpy as np
 import pytest
 
-from grader.channel import ChannelError, decode_stream, load_npy_checked
-from grader.grading import run_in_process
-from grader.plan import PlanBuilder
-from grader.runner import encode_step_frame, write_frame
+from grader.run.channel import ChannelError, decode_stream, load_npy_checked
+from grader.grading.grade import run_in_process
+from grader.run.plan import PlanBuilder
+from grader.run.runner import encode_step_frame, write_frame
 
 
 def module(**functions):

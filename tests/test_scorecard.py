@@ -1,9 +1,9 @@
 import jsonschema
 import pytest
 
-from grader.exercise import get_exercise
-from grader.grading import grade_submission
-from grader.scorecard import read_scorecard, validate, write_scorecard
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import grade_submission
+from grader.grading.scorecard import read_scorecard, validate, write_scorecard
 
 
 @pytest.fixture(scope="module")

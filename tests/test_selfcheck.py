@@ -1,8 +1,8 @@
 """`grade selfcheck` for every exercise: references full, stubs zero, samples as their docstrings say."""
 import pytest
 
-from grader.exercise import exercise_ids, get_exercise
-from grader.selfcheck import expected_failures, run_selfcheck, samples_dir
+from grader.grading.exercise import exercise_ids, get_exercise
+from grader.cohort.selfcheck import expected_failures, run_selfcheck, samples_dir
 
 
 @pytest.mark.parametrize("exercise_id", exercise_ids())

@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from grader.compare import close_enough
-from grader.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
-from grader.plan import Plan, PlanBuilder
-from grader.tolerance import Tolerance
+from grader.judge.compare import close_enough
+from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.tolerance import Tolerance
 
 
 def _softmax(s: np.ndarray, axis: int = -1) -> np.ndarray:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.compare import shape_message
-from grader.judges import (JudgeContext, Outcome, all_of, describe_value, failure_from_exception,
+from grader.judge.compare import shape_message
+from grader.judge.judges import (JudgeContext, Outcome, all_of, describe_value, failure_from_exception,
                            inputs_unchanged, output_array, output_descriptor, raises, GraderBug)
-from grader.plan import Plan, PlanBuilder
-from grader.verdicts import Verdict
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.verdicts import Verdict
 
 #: Heads and per-head width of the probe's attention.
 PROBE_HEADS, PROBE_DK = 2, 4

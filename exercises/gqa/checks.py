@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.plan import Plan, PlanBuilder
-from grader.tolerance import Tolerance
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.tolerance import Tolerance
 
 
 def _mha_checks():

@@ -16,12 +16,12 @@ import math
 
 import numpy as np
 
-from grader.compare import close_enough, shape_message
-from grader.judges import (JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
+from grader.judge.compare import close_enough, shape_message
+from grader.judge.judges import (JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
                            output_array, output_descriptor)
-from grader.plan import Plan, PlanBuilder
-from grader.tolerance import Tolerance
-from grader.verdicts import Verdict
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.tolerance import Tolerance
+from grader.judge.verdicts import Verdict
 
 
 # -- host-side attention variants, for diagnoses -----------------------------------------------------

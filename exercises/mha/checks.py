@@ -13,11 +13,11 @@ import math
 
 import numpy as np
 
-from grader.compare import close_enough
-from grader.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.compare import close_enough
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.plan import Plan, PlanBuilder
-from grader.tolerance import Tolerance
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.tolerance import Tolerance
 
 INPUTS = ("query", "key", "value")
 WEIGHTS = ("W_q", "W_k", "W_v", "W_o")

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.judges import (JudgeContext, Outcome, all_of, close, dtype_preserved, failure_from_exception,
+from grader.judge.judges import (JudgeContext, Outcome, all_of, close, dtype_preserved, failure_from_exception,
                            inputs_unchanged, output_array)
-from grader.verdicts import Verdict
-from grader.plan import Plan, PlanBuilder
-from grader.tolerance import Tolerance
-from grader.compare import close_enough
+from grader.judge.verdicts import Verdict
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.tolerance import Tolerance
+from grader.judge.compare import close_enough
 
 
 def _softmax64(x: np.ndarray, axis: int) -> np.ndarray:

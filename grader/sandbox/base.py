@@ -1,6 +1,6 @@
 """The sandbox interface: what a backend is given, what it returns, and the limits it enforces.
 
-A backend runs ``grader/runner.py`` on a job (plan, input arrays, submission source) and returns the
+A backend runs ``grader/run/runner.py`` on a job (plan, input arrays, submission source) and returns the
 decoded result channel plus what it observed from outside (exit code, timeout, OOM kill, captured
 stderr). Backends never judge: verdicts are computed on the host from ``SandboxRun``.
 """
@@ -15,9 +15,9 @@ from typing import Protocol
 
 import numpy as np
 
-from grader.channel import RunResults
+from grader.run.channel import RunResults
 
-RUNNER_PATH = Path(__file__).resolve().parent.parent / "runner.py"
+RUNNER_PATH = Path(__file__).resolve().parent.parent / "run" / "runner.py"
 INSTRUMENTS_PATH = RUNNER_PATH.parent / "instruments.py"
 
 
@@ -85,7 +85,7 @@ class SandboxJob:
     """What one sandbox run is given: nothing else of the grader enters the sandbox.
 
     Attributes:
-        plan: the plan document (``plan.json``), see ``grader.runner``.
+        plan: the plan document (``plan.json``), see ``grader.run.runner``.
         arrays: input arrays by name (written as ``arrays.npz``, no pickles).
         submission: the submission's source bytes (written as ``submission.py``).
         needs_torch: the plan uses torch tensors (backends may pick an image or warm-up by it).

@@ -14,7 +14,7 @@ folder whose files are mode 0444 in a 0555 folder: nothing the container does ca
 
 Results come back on the container's stdout (the runner's result channel; the submission's own
 output goes to stderr), read while the container runs through one attach stream, byte-counted,
-capped, and decoded with ``grader.channel.decode_stream`` (no pickle; ``.npy`` headers and zip sizes
+capped, and decoded with ``grader.run.channel.decode_stream`` (no pickle; ``.npy`` headers and zip sizes
 are checked before anything is loaded). The host owns the wall clock: at the deadline, or when the
 output runs far past its cap, the container is killed; it is removed in a ``finally`` (also on
 Ctrl-C, SIGTERM and grader exceptions), and leftovers of crashed graders are swept by label.
@@ -37,7 +37,7 @@ import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Mount, Ulimit
 
-from grader.channel import decode_stream, display_text
+from grader.run.channel import decode_stream, display_text
 from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 

@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from grader.channel import decode_stream, display_text
+from grader.run.channel import decode_stream, display_text
 from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
 CLONE_NEWNET = 0x40000000

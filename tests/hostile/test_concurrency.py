@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.exercise import get_exercise
-from grader.grading import grade_submission
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import grade_submission
 from test_corpus import CASES, FAST, Expectation, _children
 
 ROOT = Path(__file__).resolve().parents[2]

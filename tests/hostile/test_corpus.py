@@ -37,13 +37,13 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from grader.exercise import get_exercise
-from grader.exports import export_text
-from grader.grading import grade_submission
-from grader.render import render_scorecard
-from grader.report import render_report
+from grader.grading.exercise import get_exercise
+from grader.cohort.exports import export_text
+from grader.grading.grade import grade_submission
+from grader.grading.render import render_scorecard
+from grader.cohort.report import render_report
 from grader.sandbox.base import Limits
-from grader.scorecard import validate
+from grader.grading.scorecard import validate
 
 ROOT = Path(__file__).resolve().parents[2]
 CASES = Path(__file__).resolve().parent / "cases"

@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import grader.grading as grading
-from grader import judges
-from grader.batch import BatchItem, run_batch
+import grader.grading.grade as grading
+from grader.judge import judges
+from grader.cohort.batch import BatchItem, run_batch
 from grader.cli import main
-from grader.exercise import get_exercise
-from grader.grading import grade_submission
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import grade_submission
 from grader.sandbox.base import SandboxUnavailable
 from grader.sandbox.docker import RUNTIME_ENV, DockerSandbox
 from grader.sandbox.image import IMAGE_ENV
 from grader.sandbox.process import ProcessSandbox
-from grader.scorecard import read_scorecard
+from grader.grading.scorecard import read_scorecard
 
 ROOT = Path(__file__).resolve().parents[2]
 CORRECT = ROOT / "submissions" / "samples" / "softmax" / "correct_logsumexp.py"

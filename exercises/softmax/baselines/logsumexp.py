@@ -3,7 +3,7 @@
 Correct, but in float32 at logits around 1e4 its exponent ``x - lse`` carries a rounding error of
 about ulp(1e4) ~ 1e-3, which the max-subtraction reference does not make (``x - max`` is exact
 there). It runs on the host only, beside the reference, so that the tolerance covers the error of
-this standard formulation too (see ``grader.tolerance``).
+this standard formulation too (see ``grader.judge.tolerance``).
 """
 
 import numpy as np

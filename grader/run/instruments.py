@@ -2,7 +2,7 @@
 
 Like ``runner.py`` this file is copied into the sandbox, so it imports only the standard library and
 NumPy at module level (torch lazily, for torch plans). It measures; it never judges — verdicts are
-computed on the host by ``grader.probes``.
+computed on the host by ``grader.judge.probes``.
 
 Quantities, per measured step:
 

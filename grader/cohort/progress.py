@@ -7,8 +7,8 @@ from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 
-from grader.batch import BatchOutcome
-from grader.verdicts import Status
+from grader.cohort.batch import BatchOutcome
+from grader.judge.verdicts import Status
 
 
 class BatchProgress:

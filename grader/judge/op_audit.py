@@ -1,6 +1,6 @@
 """Host side of the runtime op audit: read what the runner's ``TorchDispatchMode`` recorded.
 
-The runner (``grader.runner``) records, per step, the aten ops a torch submission ran
+The runner (``grader.run.runner``) records, per step, the aten ops a torch submission ran
 (``ops_seen``) and those matching the exercise's ``forbidden_ops`` patterns (``forbidden_ops``).
 Here the host turns that into a ``forbidden`` finding, naming the op and the step, and lists the
 ops seen per check for the scorecard's details. The audit runs in the submission's process, so it
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from grader.channel import RunResults
-from grader.plan import Plan
-from grader.scorecard import CheckResult
+from grader.run.channel import RunResults
+from grader.run.plan import Plan
+from grader.grading.scorecard import CheckResult
 
 
 @dataclass(frozen=True)

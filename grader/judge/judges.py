@@ -12,11 +12,11 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from grader.channel import StepResult
-from grader.compare import compare_arrays, shape_message
-from grader.plan import Plan, Step
-from grader.tolerance import DEFAULT_FACTOR, Tolerance, tolerance_for
-from grader.verdicts import Verdict
+from grader.run.channel import StepResult
+from grader.judge.compare import compare_arrays, shape_message
+from grader.run.plan import Plan, Step
+from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, tolerance_for
+from grader.judge.verdicts import Verdict
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,7 @@ class JudgeContext:
         candidate_steps / expected_steps / golden_steps: all results, for stateful judgments.
         not_run_reason: why the candidate's step has no result (crash, timeout), if known.
         baselines: results of other plain correct implementations (the exercise's ``baselines/``)
-            for this step, in the case's dtype; they widen the tolerance (``grader.tolerance``).
+            for this step, in the case's dtype; they widen the tolerance (``grader.judge.tolerance``).
     """
 
     step: Step
@@ -159,7 +159,7 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
         names: what each compared array is called in messages.
         diagnose: ``diagnose(ctx, got, tol) -> sentence | None`` naming the likely mistake when the
             first compared array is wrong.
-        factor: multiple of the same-dtype reference's error allowed (see ``grader.tolerance``).
+        factor: multiple of the same-dtype reference's error allowed (see ``grader.judge.tolerance``).
         check_dtype: also require the reference's dtype (the contract's "outputs keep the input dtype").
 
     After the values, every case also checks the dtype and that no input was modified in place.

@@ -403,7 +403,7 @@ def _instruments():
     """
     if not _INSTRUMENTS:
         if __package__:
-            from grader import instruments  # noqa: PLC0415
+            from grader.run import instruments  # noqa: PLC0415
         else:
             import instruments  # noqa: PLC0415 - copied beside this file into the sandbox
         _INSTRUMENTS.append(instruments)

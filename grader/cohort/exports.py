@@ -27,10 +27,10 @@ from typing import Iterable, Sequence
 
 import jsonschema
 
-from grader.scorecard import Scorecard
-from grader.verdicts import Status
+from grader.grading.scorecard import Scorecard
+from grader.judge.verdicts import Status
 
-GRADESCOPE_SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "gradescope.schema.json"
+GRADESCOPE_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "gradescope.schema.json"
 GRADESCOPE_VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 SUMMARY_COLUMNS = ("candidate", "exercise", "status", "score", "max_score", "failed_checks", "scorecard")
 FORMATS = ("gradescope", "junit", "csv", "json")

@@ -24,19 +24,20 @@ from typing import Callable
 
 import numpy as np
 
-from grader import __version__, op_audit
-from grader.api_rules import scan_source
-from grader.artifacts import collect_artifacts
-from grader.channel import RunResults, StepResult
-from grader.exercise import Exercise, _import_file
-from grader.judges import GraderBug, JudgeContext, Outcome
-from grader.plan import Plan, PlanBuilder
-from grader.probes import series_judge
-from grader.runner import PlanExecutor
+from grader import __version__
+from grader.judge import op_audit
+from grader.grading.api_rules import scan_source
+from grader.grading.artifacts import collect_artifacts
+from grader.run.channel import RunResults, StepResult
+from grader.grading.exercise import Exercise, _import_file
+from grader.judge.judges import GraderBug, JudgeContext, Outcome
+from grader.run.plan import Plan, PlanBuilder
+from grader.judge.probes import series_judge
+from grader.run.runner import PlanExecutor
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
-from grader.scorecard import CheckResult, Scorecard
-from grader.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
+from grader.grading.scorecard import CheckResult, Scorecard
+from grader.judge.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
 
 #: Public cases always use this seed, so a candidate can reproduce them; hidden cases use the run's.
 PUBLIC_SEED = 0

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.runner import FRAME_MAGIC
+from grader.run.runner import FRAME_MAGIC
 
 #: Largest single array the host accepts from the sandbox (bytes).
 MAX_ARRAY_BYTES = 64 * 1024 * 1024

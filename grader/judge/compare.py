@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grader.tolerance import Tolerance
+from grader.judge.tolerance import Tolerance
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 A ``Plan`` is built on the host by an exercise's ``checks.py`` through ``PlanBuilder``. Its wire
 form (``Plan.wire()`` → ``plan.json`` + arrays) is what enters the sandbox: steps and inputs only.
 What stays on the host: which check a step belongs to, how it is judged, and how to describe its
-input to a candidate. See ``grader.runner`` for the wire format.
+input to a candidate. See ``grader.run.runner`` for the wire format.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grader.runner import PLAN_VERSION
+from grader.run.runner import PLAN_VERSION
 
 FLOAT_KINDS = "f"
 
@@ -27,7 +27,7 @@ class Step:
         id: unique step id (also the key prefix of its output arrays).
         check: id of the check this step is evidence for.
         wire: the step as the runner sees it (``op``, ``target``, ``args``, ...).
-        judge: host-side callable ``judge(ctx) -> Outcome`` (see ``grader.judges``), or None for a
+        judge: host-side callable ``judge(ctx) -> Outcome`` (see ``grader.judge.judges``), or None for a
             step that only prepares state (a constructor, a setup call) and is judged through later
             steps.
         describe: how the case reads to a candidate, e.g. ``"x: (4, 7) float32, axis=-1"``.
@@ -220,7 +220,7 @@ class PlanBuilder:
         """Add a step calling module-level ``function(*args, **kwargs)``.
 
         ``measure`` (``{"quantities": ["flops", "peak_bytes", "seconds"], "repeat": n}``) asks the
-        runner to measure the call (see ``grader.instruments``).
+        runner to measure the call (see ``grader.run.instruments``).
         """
         wire: dict[str, Any] = {"op": "call", "target": function, "args": list(args or []),
                                 "kwargs": dict(kwargs or {})}

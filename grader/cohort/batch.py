@@ -34,10 +34,10 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import __version__
-from grader.exercise import Exercise, exercise_ids, get_exercise
-from grader.exports import export_text, summary_row, to_csv, to_gradescope
-from grader.scorecard import CheckResult, Scorecard, read_scorecard, write_scorecard
-from grader.verdicts import Status, Verdict
+from grader.grading.exercise import Exercise, exercise_ids, get_exercise
+from grader.cohort.exports import export_text, summary_row, to_csv, to_gradescope
+from grader.grading.scorecard import CheckResult, Scorecard, read_scorecard, write_scorecard
+from grader.judge.verdicts import Status, Verdict
 
 SKIP_DIRS = {"__pycache__"}
 
@@ -177,7 +177,7 @@ def infrastructure_card(exercise: Exercise | None, exercise_id: str, path: Path,
     checks = tuple(CheckResult(id=c.id, title=c.title, category=c.category, visibility=c.visibility,
                                verdict=str(Verdict.SKIPPED), points=0.0, max_points=c.points,
                                message=f"Not graded: {message}") for c in (exercise.checks if exercise else ()))
-    from grader.grading import environment  # noqa: PLC0415 - heavy import, only on this path
+    from grader.grading.grade import environment  # noqa: PLC0415 - heavy import, only on this path
 
     return Scorecard(
         exercise={"id": exercise_id, "version": exercise.version if exercise else "unknown",
@@ -217,7 +217,7 @@ def grade_one(candidate: str, exercise_id: str, path: str, card_path: str, *, sa
         return None
     exercise = None
     try:
-        from grader.grading import grade_submission  # noqa: PLC0415 - imported in the worker
+        from grader.grading.grade import grade_submission  # noqa: PLC0415 - imported in the worker
 
         exercise = get_exercise(exercise_id)
         card = grade_submission(exercise, path, sandbox=sandbox, seed=seed, require_isolation=require_isolation)

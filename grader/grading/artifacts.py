@@ -18,10 +18,10 @@ from typing import Iterator, Sequence
 
 import numpy as np
 
-from grader.channel import RunResults, StepResult
-from grader.exercise import Exercise
-from grader.plan import Plan
-from grader.scorecard import CheckResult
+from grader.run.channel import RunResults, StepResult
+from grader.grading.exercise import Exercise
+from grader.run.plan import Plan
+from grader.grading.scorecard import CheckResult
 
 MAX_SIDE = 16
 MAX_HEATMAPS = 6

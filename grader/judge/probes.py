@@ -21,8 +21,8 @@ from typing import Callable
 
 import numpy as np
 
-from grader.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
-from grader.verdicts import Verdict
+from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
+from grader.judge.verdicts import Verdict
 
 QUANTITIES = ("flops", "peak_bytes", "seconds")
 #: Timing fallback: ratio bound multiplied, slope bound added.

@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.scorecard import Scorecard, read_scorecard
+from grader.grading.scorecard import Scorecard, read_scorecard
 
 #: One character per verdict, so a cohort fits on a screen.
 VERDICT_GLYPHS = {
@@ -164,7 +164,7 @@ class ScorecardDiff:
         return bool(self.changes) or self.status_before != self.status_after or self.score_before != self.score_after
 
 
-#: Numbers worth showing when they moved (from ``grader.compare`` details).
+#: Numbers worth showing when they moved (from ``grader.judge.compare`` details).
 DIFF_NUMBERS = ("max_abs_diff", "max_rel_diff", "mismatched")
 
 

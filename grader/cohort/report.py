@@ -2,7 +2,7 @@
 
 The page (``grader/templates/report.html.j2``, Jinja2 with autoescaping: messages and captured
 output are the candidates' text) has inline CSS, no scripts and no external resources; its plots
-are SVG data URIs from ``grader.plots``. Sections: a cohort summary (score distribution, per-check
+are SVG data URIs from ``grader.cohort.plots``. Sections: a cohort summary (score distribution, per-check
 pass rate per exercise), then every submission with every check's message and numbers, heatmaps of
 attention weights where the scorecard carries them (``artifacts.heatmaps``), and a log-log plot for
 every series found in a check's details (complexity probes).
@@ -19,10 +19,11 @@ from typing import Any, Sequence
 
 import jinja2
 
-from grader import __version__, plots
-from grader.scorecard import Scorecard
+from grader import __version__
+from grader.cohort import plots
+from grader.grading.scorecard import Scorecard
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 #: Details keys shown as numbers (the rest of a check's details are shown as compact JSON).
 MAX_DETAIL_CHARS = 400
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import jsonschema
 
-from grader.verdicts import Status, Verdict
+from grader.judge.verdicts import Status, Verdict
 
 SCHEMA_VERSION = 1
-SCHEMA_PATH = Path(__file__).resolve().parent / "schemas" / "scorecard.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scorecard.schema.json"
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Scorecard:
         output: the submission's captured stdout/stderr (``text``, ``truncated``).
         seed: seed of the hidden cases (interviewer view only; None in the candidate view).
         view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
-        artifacts: small arrays for the interviewer's report (``grader.artifacts``: heatmaps of
+        artifacts: small arrays for the interviewer's report (``grader.grading.artifacts``: heatmaps of
             public cases' attention weights), size-capped; None when absent and in the candidate view.
     """
 

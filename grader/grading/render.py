@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.scorecard import Scorecard
+from grader.grading.scorecard import Scorecard
 
 GLYPHS = {
     "passed": ("PASS", "green"),

@@ -22,10 +22,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from grader.exercise import Exercise, project_root
-from grader.grading import grade_submission
-from grader.scorecard import Scorecard
-from grader.verdicts import Status
+from grader.grading.exercise import Exercise, project_root
+from grader.grading.grade import grade_submission
+from grader.grading.scorecard import Scorecard
+from grader.judge.verdicts import Status
 
 MUST_FAIL = re.compile(r"^\s*Must fail:\s*(.+?)\s*$", re.MULTILINE)
 

@@ -19,10 +19,10 @@ from types import ModuleType
 
 import jsonschema
 
-from grader.probes import ProbeSpec
+from grader.judge.probes import ProbeSpec
 from grader.sandbox.base import Limits
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
 
 
@@ -70,7 +70,7 @@ class Exercise:
         forbidden_modules: top-level modules the submission may not import.
         forbidden_names: dotted names the submission may not use (``scipy.special.softmax``).
         folder: the exercise folder.
-        probes: complexity probes (``grader.probes.ProbeSpec``) from ``[[probes]]``.
+        probes: complexity probes (``grader.judge.probes.ProbeSpec``) from ``[[probes]]``.
         forbidden_ops: ``fnmatch`` patterns of aten ops the runtime op audit flags (torch only).
     """
 

@@ -1,0 +1,1 @@
+"""Many submissions: batch, review, report, exports, plots, selfcheck, progress."""

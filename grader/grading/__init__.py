@@ -1,0 +1,1 @@
+"""One submission: exercise loading, grade_submission, scorecard, API rules, artifacts, terminal rendering."""

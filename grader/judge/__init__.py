@@ -1,0 +1,1 @@
+"""Host-side verdicts: compare, tolerance, judges, verdicts, probes, op audit."""

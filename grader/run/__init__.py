@@ -1,0 +1,1 @@
+"""What runs inside the sandbox and its wire: plan, runner, channel, instruments."""
