@@ -1,0 +1,16 @@
+"""Bug: returns the float64 array; the contract asks for float32.
+
+Must fail: dtype_float32
+"""
+import numpy as np
+
+
+def sinusoidal_positional_encoding(seq_len, d_model, offset=0):
+    if d_model % 2 or seq_len < 0 or offset < 0:
+        raise ValueError("invalid arguments")
+    pos = np.arange(offset, offset + seq_len, dtype=np.float64)[:, None]
+    freq = 10000.0 ** (-np.arange(0, d_model, 2) / d_model)
+    pe = np.zeros((seq_len, d_model))
+    pe[:, 0::2] = np.sin(pos * freq)
+    pe[:, 1::2] = np.cos(pos * freq)
+    return pe

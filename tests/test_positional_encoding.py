@@ -1,0 +1,108 @@
+"""The positional_encoding exercise: the reference against the formula by hand, the plan, diagnoses."""
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+
+from attention_helpers import ROOT, failed, judge_in_process, messages
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import build_plan
+
+SAMPLES = ROOT / "submissions" / "samples" / "positional_encoding"
+
+
+def _reference():
+    spec = importlib.util.spec_from_file_location("test_reference_pe", ROOT / "reference" / "positional_encoding.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ref = _reference()
+
+
+def _by_hand(p: int, column: int, d_model: int) -> float:
+    """The paper's formula for one entry with Python's math module (float64 scalars)."""
+    i = column // 2
+    angle = p / 10000 ** (2 * i / d_model)
+    return math.sin(angle) if column % 2 == 0 else math.cos(angle)
+
+
+@pytest.mark.parametrize("seq_len,d_model,offset", [(5, 8, 0), (3, 6, 11), (4, 64, 999_996), (2, 512, 123_456)])
+def test_reference_equals_the_formula_by_hand_rounded_to_float32(seq_len, d_model, offset):
+    pe = ref.sinusoidal_positional_encoding(seq_len, d_model, offset)
+    assert pe.dtype == np.float32 and pe.shape == (seq_len, d_model)
+    for r in range(seq_len):
+        for c in range(d_model):
+            # right to float32 rounding of the float64 value: the same float32 number, or one ulp off
+            want = np.float32(_by_hand(offset + r, c, d_model))
+            assert abs(float(pe[r, c]) - float(want)) <= float(np.spacing(np.float32(abs(want)) + np.float32(1e-30)))
+
+
+def test_worked_values_at_position_one():
+    pe = ref.sinusoidal_positional_encoding(2, 4)
+    # row 0 (p = 0): sin 0 = 0, cos 0 = 1; row 1 (p = 1): angles 1 and 1/100
+    expected = np.array([[0, 1, 0, 1], [math.sin(1), math.cos(1), math.sin(0.01), math.cos(0.01)]], dtype=np.float32)
+    np.testing.assert_array_equal(pe, expected)
+
+
+def test_each_pair_lies_on_the_unit_circle_and_rows_shift_with_offset():
+    pe = ref.sinusoidal_positional_encoding(30, 16, 7).astype(np.float64)
+    np.testing.assert_allclose(pe[:, 0::2] ** 2 + pe[:, 1::2] ** 2, 1.0, atol=1e-6)
+    whole = ref.sinusoidal_positional_encoding(37, 16)
+    np.testing.assert_array_equal(whole[7:], ref.sinusoidal_positional_encoding(30, 16, 7))
+
+
+def test_float32_angles_are_visibly_wrong_at_large_positions():
+    """The accuracy rule is not vacuous: a float32 angle near 10^6 misses the exact value by more than atol 1e-5."""
+    p32 = np.float32(999_999) * np.float32(10000.0) ** np.float32(-2 / 64)
+    exact = math.sin(999_999 * 10000.0 ** (-2 / 64))
+    assert abs(math.sin(float(p32)) - exact) > 1e-4
+    pe = ref.sinusoidal_positional_encoding(1, 64, 999_999)
+    assert abs(float(pe[0, 2]) - exact) < 1e-7
+
+
+@pytest.mark.parametrize("args", [(3, 5), (2, 1), (-1, 8), (4, 8, -3)])
+def test_reference_rejects_bad_arguments(args):
+    with pytest.raises(ValueError):
+        ref.sinusoidal_positional_encoding(*args)
+
+
+def test_plan_covers_every_check():
+    ex = get_exercise("positional_encoding")
+    plan = build_plan(ex, seed=5)
+    assert {s.check for s in plan.steps} == {c.id for c in ex.checks}
+    offsets = [s.wire["args"][2]["value"] for s in plan.steps if s.check == "large_positions"]
+    assert max(o + s.wire["args"][0]["value"] - 1 for o, s in
+               zip(offsets, [s for s in plan.steps if s.check == "large_positions"])) == 1_000_000
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("correct_*.py")))
+def test_correct_samples_pass_every_check(sample):
+    assert failed(judge_in_process("positional_encoding", SAMPLES / sample)) == set()
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_concat_halves.py", "values", "tensor2tensor / MAE layout"),
+    ("bug_exponent_i.py", "values", "10000^(i/d_model) for pair i"),
+    ("bug_column_exponent.py", "values", "its own exponent j/d_model"),
+    ("bug_sin_cos_swapped.py", "values", "sin and cos were swapped"),
+    ("bug_offset_ignored.py", "offset", "the offset was ignored"),
+    ("bug_float32_angles.py", "large_positions", "computed in float32"),
+    ("bug_no_odd_check.py", "odd_d_model", "Expected ValueError"),
+    ("bug_float64_result.py", "dtype_float32", "wrong dtype: got float64, expected float32"),
+])
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_in_process("positional_encoding", SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+def test_float32_angles_pass_the_small_positions_and_no_other_mistake_is_named():
+    outcomes = judge_in_process("positional_encoding", SAMPLES / "bug_float32_angles.py")
+    assert failed(outcomes) & {"values", "offset", "zero_length"} == set()
+    text = messages(outcomes, "large_positions") + messages(outcomes, "hidden_values")
+    for other in ("tensor2tensor", "swapped", "offset was ignored", "its own exponent", "for pair i"):
+        assert other not in text
