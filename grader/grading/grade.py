@@ -256,7 +256,7 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
 def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "auto",
                      seed: int | None = None, limits: Limits | None = None,
                      require_isolation: bool = False,
-                     progress: Callable[[str], None] | None = None) -> Scorecard:
+                     progress: Callable[[str], None] | None = None, source: bytes | None = None) -> Scorecard:
     """Grade the file at ``path`` against ``exercise``.
 
     Args:
@@ -267,6 +267,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         limits: override the exercise's sandbox limits.
         require_isolation: refuse any backend weaker than docker (infrastructure_error).
         progress: called with a short line at each phase (for the CLI's progress display).
+        source: the file's bytes when the caller already holds them (a Ray task on another node, a
+            service worker); ``path`` is then only recorded in the scorecard, never read.
 
     Returns:
         The interviewer-view scorecard (``Scorecard.candidate_view()`` derives the other).
@@ -277,7 +279,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     say = progress or (lambda _msg: None)
     path = Path(path)
     try:
-        source = path.read_bytes()
+        source = path.read_bytes() if source is None else bytes(source)
     except OSError as exc:
         raise SubmissionUnreadable(f"cannot read submission {path}: {exc.strerror or exc}") from exc
     seed = secrets.randbelow(2**31) if seed is None else int(seed)

@@ -1,0 +1,293 @@
+"""The executor seam: one plain function grades one submission, executors map it over many.
+
+``grade_one(job) -> dict`` grades one ``GradeJob`` and returns its scorecard as a JSON document (the
+view the job asks for). It is the unit of work of every way of grading many submissions:
+
+* ``LocalExecutor`` (the default of ``grade batch``): worker processes on this machine (``spawn``),
+  or inline in this process for one job;
+* ``RayExecutor`` (``grade batch --ray ADDRESS``, ``grader.cohort.ray_executor``): one Ray task per
+  submission on the nodes of a cluster;
+* the interview-mode service's workers call ``grade_one`` directly.
+
+Nothing below this module knows how it is scheduled (STYLE.md, "Distribute at the edge"). An executor
+yields ``(index of the job, scorecard document)`` as each finishes; a grader fault of any kind, in the
+grading or in the executor (a worker process that died, a lost node), becomes an
+``infrastructure_error`` scorecard, never a candidate's zero.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import signal
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator, Sequence
+
+from grader import __version__
+from grader.grading.exercise import Exercise, get_exercise
+from grader.grading.scorecard import CheckResult, Scorecard
+from grader.judge.verdicts import Status, Verdict
+
+VIEWS = ("interviewer", "candidate")
+
+
+@dataclass(frozen=True)
+class GradeJob:
+    """One submission to grade: everything a worker on any machine needs, and nothing of the host.
+
+    Attributes:
+        exercise: exercise id (``grade list``).
+        path: the submission's path as the caller knows it; recorded in the scorecard, and read
+            when ``source`` is None (so only on a machine that has the file).
+        seed: hidden-case seed (int); a batch gives every job the same one.
+        source: the submission's bytes; set it when the job runs where ``path`` does not exist
+            (another Ray node, a service worker reading from its database).
+        track: ``numpy`` or ``torch`` where the exercise has tracks; None: its default track.
+        sandbox: ``auto``, ``process`` or ``docker`` (``grader.sandbox.select_sandbox``).
+        require_isolation: refuse any backend weaker than docker (``infrastructure_error``).
+        view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted, no seed).
+    """
+
+    exercise: str
+    path: str
+    seed: int
+    source: bytes | None = None
+    track: str | None = None
+    sandbox: str = "auto"
+    require_isolation: bool = False
+    view: str = "interviewer"
+
+    def __post_init__(self) -> None:
+        if self.view not in VIEWS:
+            raise ValueError(f"view must be one of {VIEWS}, not {self.view!r}")
+
+    def with_source(self) -> "GradeJob":
+        """The same job carrying the file's bytes (read here), for workers that cannot see ``path``.
+
+        Raises:
+            OSError: the file cannot be read.
+        """
+        if self.source is not None:
+            return self
+        return GradeJob(**{**self.__dict__, "source": Path(self.path).read_bytes()})
+
+
+def sha256_file(path: Path) -> str:
+    """Hex sha256 of a file's bytes.
+
+    Raises:
+        OSError: the file cannot be read.
+    """
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def infrastructure_card(exercise: Exercise | None, exercise_id: str, path: Path, message: str,
+                        seed: int | None = None, *, source: bytes | None = None) -> Scorecard:
+    """A scorecard saying the grader failed on this submission (never charged to the candidate):
+    status ``infrastructure_error``, score 0, every check ``skipped`` with ``message``."""
+    try:
+        digest = hashlib.sha256(source).hexdigest() if source is not None else sha256_file(path)
+    except OSError:
+        digest = None
+    checks = tuple(CheckResult(id=c.id, title=c.title, category=c.category, visibility=c.visibility,
+                               verdict=str(Verdict.SKIPPED), points=0.0, max_points=c.points,
+                               message=f"Not graded: {message}") for c in (exercise.checks if exercise else ()))
+    from grader.grading.grade import environment  # noqa: PLC0415 - heavy import, only on this path
+
+    return Scorecard(
+        exercise={"id": exercise_id, "version": exercise.version if exercise else "unknown",
+                  "title": exercise.title if exercise else exercise_id},
+        submission={"path": str(path), "sha256": digest},
+        sandbox={"backend": "none", "image": None, "isolation": {}, "limits": {}},
+        environment=environment(), started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        duration_s=0.0, status=str(Status.INFRASTRUCTURE_ERROR), status_message=message, score=0.0,
+        max_score=float(exercise.max_score) if exercise else 0.0, checks=checks,
+        output={"text": "", "truncated": False}, seed=seed, grader_version=__version__)
+
+
+def _view(card: Scorecard, view: str) -> dict:
+    return (card.candidate_view() if view == "candidate" else card).to_json()
+
+
+def fault_document(job: GradeJob, message: str) -> dict:
+    """The scorecard document (in ``job.view``) of a grader fault on ``job``: see ``infrastructure_card``."""
+    try:
+        exercise = get_exercise(job.exercise)
+    except Exception:  # noqa: BLE001 - an unknown exercise is itself the fault being reported
+        exercise = None
+    return _view(infrastructure_card(exercise, job.exercise, Path(job.path), message, job.seed,
+                                     source=job.source), job.view)
+
+
+def grade_one(job: GradeJob) -> dict:
+    """Grade one submission and return its scorecard document in ``job.view``.
+
+    The document validates against ``grader/schemas/scorecard.schema.json``. Any exception of the
+    grader (an unknown exercise, an unreadable file, a bug) gives an ``infrastructure_error``
+    document; only ``KeyboardInterrupt``/``SystemExit`` propagate (the sandbox backend has cleaned
+    up its run by then).
+    """
+    exercise = None
+    try:
+        from grader.grading import grade as grading  # noqa: PLC0415 - heavy, and patched by tests
+
+        exercise = get_exercise(job.exercise)
+        extra = {"track": job.track} if job.track is not None else {}
+        kwargs = {"source": job.source} if job.source is not None else {}
+        card = grading.grade_submission(exercise, job.path, sandbox=job.sandbox, seed=job.seed,
+                                        require_isolation=job.require_isolation, **kwargs, **extra)
+    except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
+        card = infrastructure_card(exercise, job.exercise, Path(job.path),
+                                   f"Grader fault ({type(exc).__name__}): {exc}", job.seed, source=job.source)
+    return _view(card, job.view)
+
+
+class Executor:
+    """Maps ``grade_one`` over jobs. Use as: ``for index, doc in ex.imap_unordered(jobs)``; on
+    ``KeyboardInterrupt`` call ``cancel()`` (stops the running sandboxes, returns what finished
+    unseen), and always ``close()``."""
+
+    #: a short name for messages ("local", "ray")
+    name = "executor"
+
+    def imap_unordered(self, jobs: Sequence[GradeJob]) -> Iterator[tuple[int, dict]]:
+        """Grade ``jobs``; yield ``(index into jobs, scorecard document)`` in the order they finish."""
+        raise NotImplementedError
+
+    def cancel(self) -> list[tuple[int, dict]]:
+        """Stop: queued jobs never start, running ones are interrupted (their sandboxes cleaned up).
+        Returns the jobs that had finished but were not yet yielded."""
+        return []
+
+    def close(self) -> None:
+        """Release workers (idempotent)."""
+
+    def __enter__(self) -> "Executor":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+# -- local: worker processes on this machine ----------------------------------------------------------
+
+_STOPPING = False
+
+
+def _stop_worker(_signum, _frame) -> None:
+    global _STOPPING  # noqa: PLW0603 - the one flag a signal handler may set
+    if not _STOPPING:
+        _STOPPING = True
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        raise KeyboardInterrupt
+
+
+def _worker_init() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them with SIGTERM (turned into KeyboardInterrupt
+    here, so the sandbox backend's own clean-up runs)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+
+
+def _pool_grade(job: GradeJob) -> dict | None:
+    """``grade_one`` in a pool worker; None once the worker has been told to stop."""
+    if _STOPPING:
+        return None
+    return grade_one(job)
+
+
+class LocalExecutor(Executor):
+    """Today's ``grade batch`` workers: ``jobs`` processes (``spawn``: each keeps its own imports and
+    torch dispatch state, and the process backend waits on a subprocess), or this process itself when
+    ``jobs == 1`` or there is one job.
+
+    Args:
+        jobs: parallel sandboxes (>= 1).
+    """
+
+    name = "local"
+
+    def __init__(self, jobs: int = 1):
+        self.jobs = max(1, int(jobs))
+        self._pool: ProcessPoolExecutor | None = None
+        self._futures: dict[Future, int] = {}
+        self._jobs: list[GradeJob] = []
+        self._seen: set[Future] = set()
+
+    def imap_unordered(self, jobs: Sequence[GradeJob]) -> Iterator[tuple[int, dict]]:
+        """See ``Executor.imap_unordered``; a worker process that died gives an ``infrastructure_error``."""
+        self._jobs = list(jobs)
+        if self.jobs == 1 or len(self._jobs) <= 1:
+            for index, job in enumerate(self._jobs):
+                yield index, grade_one(job)
+            return
+        self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_worker_init)
+        self._futures = {self._pool.submit(_pool_grade, job): i for i, job in enumerate(self._jobs)}
+        pending = set(self._futures)
+        while pending:
+            finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                self._seen.add(fut)
+                doc = self._document(fut)
+                if doc is not None:
+                    yield self._futures[fut], doc
+
+    def _document(self, fut: Future) -> dict | None:
+        job = self._jobs[self._futures[fut]]
+        try:
+            return fut.result()
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the worker itself failed (killed, unpicklable, ...)
+            return fault_document(job, f"Grader fault (worker: {type(exc).__name__}): {exc}")
+
+    def cancel(self) -> list[tuple[int, dict]]:
+        """SIGTERM every worker (each cleans up its sandbox), drop queued jobs, and return the jobs
+        that finished before they stopped but were not yielded."""
+        if self._pool is None:
+            return []
+        for fut in self._futures:
+            fut.cancel()
+        processes = list((getattr(self._pool, "_processes", None) or {}).values())  # no public API lists them
+        for proc in processes:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+        deadline = time.monotonic() + 30
+        for proc in processes:
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
+        self.close()
+        late = []
+        for fut, index in self._futures.items():
+            if fut in self._seen or not fut.done() or fut.cancelled() or fut.exception() is not None:
+                continue
+            if fut.result() is not None:
+                late.append((index, fut.result()))
+        return late
+
+    def close(self) -> None:
+        """Shut the worker processes down (waits for them; queued jobs are dropped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def make_executor(*, jobs: int = 1, ray: str | None = None, **ray_options) -> Executor:
+    """The executor for ``grade batch``: ``RayExecutor(ray, ...)`` when ``ray`` is an address (or
+    ``local``), else ``LocalExecutor(jobs)``. Ray is imported only in the first case.
+
+    Raises:
+        grader.cohort.ray_executor.RayUnavailable: Ray is asked for but not installed or unreachable.
+    """
+    if ray:
+        from grader.cohort.ray_executor import RayExecutor  # noqa: PLC0415 - optional dependency
+
+        return RayExecutor(ray, **ray_options)
+    return LocalExecutor(jobs)
+
