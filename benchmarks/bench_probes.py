@@ -8,10 +8,12 @@ seconds and the ratio. Usage: ``python benchmarks/bench_probes.py [--repeat 3] [
 from __future__ import annotations
 
 import argparse
+import os
 import dataclasses
 import statistics
 import time
 
+os.environ.setdefault("GRADER_REFERENCE_CACHE", "off")  # it times the reference: never read it from disk
 from grader.grading import grade as grading
 from grader.grading.exercise import exercise_ids, get_exercise
 

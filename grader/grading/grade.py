@@ -26,6 +26,7 @@ import numpy as np
 
 from grader import __version__
 from grader.judge import op_audit
+from grader.grading import reference_cache
 from grader.grading.api_rules import scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
@@ -90,7 +91,8 @@ def _cache_key(exercise: Exercise, seed: int, device: str = "cpu") -> tuple:
 
 
 def _reference_answers(exercise: Exercise, seed: int, device: str = "cpu") -> tuple[Plan, tuple | None]:
-    """The plan for ``seed`` and, when this process already computed them, the reference's answers.
+    """The plan for ``seed`` and, when this process or the on-disk cache (``reference_cache``) has them,
+    the reference's answers.
 
     Selfcheck, batch and the test suite grade many files against one exercise and seed: the plan
     and the reference's runs are computed once per (exercise files, seed) and reused.
@@ -101,12 +103,24 @@ def _reference_answers(exercise: Exercise, seed: int, device: str = "cpu") -> tu
         if hit is not None:
             _ANSWERS.move_to_end(key)
             return hit
-    return build_plan(exercise, seed, device), None
+    plan = build_plan(exercise, seed, device)
+    answers = reference_cache.load(exercise, seed, device)  # another process computed them: no torch here
+    if answers is not None:
+        _remember(key, plan, answers)
+    return plan, answers
+
+
+def _remember(key: tuple, plan: Plan, answers: tuple) -> None:
+    with _ANSWERS_LOCK:
+        _ANSWERS[key] = (plan, answers)
+        while len(_ANSWERS) > _ANSWERS_MAX:
+            _ANSWERS.popitem(last=False)
 
 
 def answers_for(exercise: Exercise, seed: int, plan: Plan,
                 device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults]]:
-    """Run the reference on ``plan`` three ways and remember the answers for this (exercise, seed).
+    """Run the reference on ``plan`` three ways and remember the answers for this (exercise, seed),
+    in this process and on disk (``grader.grading.reference_cache``).
 
     Returns:
         ``(expected, golden, baselines)``: the reference in the plan's dtypes (with measurements),
@@ -130,10 +144,8 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan,
                                 _import_file(p, f"grader_baseline_{p.stem}"), str(p))
                  for p in exercise.baseline_paths]
     answers = (expected, golden, baselines)
-    with _ANSWERS_LOCK:
-        _ANSWERS[_cache_key(exercise, seed, device)] = (plan, answers)
-        while len(_ANSWERS) > _ANSWERS_MAX:
-            _ANSWERS.popitem(last=False)
+    _remember(_cache_key(exercise, seed, device), plan, answers)
+    reference_cache.store(exercise, seed, device, answers)
     return answers
 
 
@@ -142,11 +154,17 @@ def _unmeasured(wire: dict) -> dict:
     return {**wire, "steps": [{k: v for k, v in step.items() if k != "measure"} for step in wire["steps"]]}
 
 
+#: device nodes without which no CUDA (NVIDIA) or ROCm (AMD) device can be visible to torch
+_GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+
+
 def probe_device(exercise: Exercise, backend_name: str) -> str:
     """Where the probes of a run measure: ``cuda`` for a torch exercise graded by the process backend
     on a host with a GPU (the docker sandbox is given no GPU), else ``cpu``."""
     if exercise.framework != "torch" or backend_name != "process" or not exercise.probes:
         return "cpu"
+    if not any(Path(p).exists() for p in _GPU_DEVICE_NODES):
+        return "cpu"  # no GPU driver on this host: known without importing torch (a cached reference needs none)
     import torch  # noqa: PLC0415 - torch exercises only; the reference needs it anyway
 
     return "cuda" if torch.cuda.is_available() else "cpu"

@@ -1,0 +1,167 @@
+"""An on-disk cache of the reference's answers, so that after the first submission at a seed the host
+neither re-runs the reference nor imports torch for it (a batch's workers, a service's workers, the
+next ``grade submit`` at the same seed).
+
+One entry per (exercise id, version and track, seed, device, grader version), named by a sha256 that
+also covers the bytes of every file of the exercise folder, of the reference module, of the runner
+(``grader/run/*.py``, which executes the reference), the exercise's checks and probes as loaded, and
+the numpy and torch versions: editing any of them invalidates the entry. An entry is one ``.npz``
+file (``np.savez``, read back with ``allow_pickle=False``): every returned array, plus the runs'
+JSON reports as a byte array. Writers write a temp file in the same folder and ``os.replace`` it, so
+concurrent writers (batch workers, Ray workers sharing a disk) never leave a torn entry; a reader
+that finds an unreadable entry treats it as a miss.
+
+Where: ``$GRADER_CACHE_DIR/references`` when set, else ``~/.cache/attention-grader/references``.
+``GRADER_REFERENCE_CACHE=off`` disables it (benchmarks that time the reference). Each machine keeps
+its own cache (a Ray node fills its own on its first submission per exercise and seed).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from grader import __version__
+from grader.run.channel import RunResults, StepResult
+
+FORMAT = 1
+_MANIFEST = "__manifest__"
+_RUN_DIR = Path(__file__).resolve().parent.parent / "run"
+
+
+def enabled() -> bool:
+    """False when ``GRADER_REFERENCE_CACHE`` is ``off``/``0``/``false``."""
+    return os.environ.get("GRADER_REFERENCE_CACHE", "on").strip().lower() not in {"off", "0", "false", "no"}
+
+
+def cache_dir() -> Path:
+    """``$GRADER_CACHE_DIR/references``, else ``~/.cache/attention-grader/references``."""
+    base = os.environ.get("GRADER_CACHE_DIR")
+    return (Path(base) if base else Path.home() / ".cache" / "attention-grader") / "references"
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return importlib.metadata.version(dist)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def content_hash(exercise) -> str:
+    """Hex sha256 of what the reference's answers depend on (see the module docstring).
+
+    Raises:
+        OSError: a file of the exercise cannot be read.
+    """
+    h = hashlib.sha256()
+    files = sorted(p for p in Path(exercise.folder).rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc"))
+    files += [Path(exercise.reference_path), *sorted(_RUN_DIR.glob("*.py"))]
+    for path in files:
+        data = path.read_bytes()
+        h.update(f"{path.name}\0{len(data)}\0".encode())
+        h.update(data)
+    h.update(repr(([c.id for c in exercise.checks], exercise.probes)).encode())
+    h.update(f"numpy {np.__version__} torch {_version('torch')} format {FORMAT}".encode())
+    return h.hexdigest()
+
+
+def entry_path(exercise, seed: int, device: str) -> Path:
+    """The cache file for (exercise, seed, device) under ``cache_dir()``.
+
+    Raises:
+        OSError: a file of the exercise cannot be read.
+    """
+    track = getattr(exercise, "track", None)
+    parts = [exercise.id, *([str(track)] if track else []), f"v{exercise.version}", f"seed{int(seed)}",
+             device.split(" ")[0].replace(":", ""), f"g{__version__}"]
+    name = "-".join(str(p).replace("/", "_") for p in parts)
+    key = hashlib.sha256(f"{name}\0{content_hash(exercise)}".encode()).hexdigest()[:32]
+    return cache_dir() / f"{name}-{key}.npz"
+
+
+def _encode(runs: list[RunResults]) -> dict[str, np.ndarray]:
+    arrays: dict[str, np.ndarray] = {}
+    manifest = []
+    for r, run in enumerate(runs):
+        steps = []
+        for step_id, step in run.steps.items():
+            names = []
+            for name, value in step.arrays.items():
+                key = f"{r}/{len(steps)}/{len(names)}"
+                arrays[key] = np.asarray(value)
+                if arrays[key].dtype.hasobject:
+                    raise TypeError(f"step {step_id!r} returned an object array, which .npz cannot hold without pickle")
+                names.append([name, key])
+            steps.append({"id": step_id, "report": step.report, "arrays": names})
+        manifest.append({"started": run.started, "import_report": run.import_report, "done": run.done,
+                         "forbidden_imports": run.forbidden_imports, "problems": run.problems, "steps": steps})
+    arrays[_MANIFEST] = np.frombuffer(json.dumps({"format": FORMAT, "runs": manifest}).encode(), dtype=np.uint8)
+    return arrays
+
+
+def _decode(npz) -> list[RunResults]:
+    manifest = json.loads(npz[_MANIFEST].tobytes().decode())
+    if manifest.get("format") != FORMAT:
+        raise ValueError(f"cache format {manifest.get('format')} is not {FORMAT}")
+    runs = []
+    for m in manifest["runs"]:
+        run = RunResults(started=m["started"], import_report=m["import_report"], done=m["done"],
+                         forbidden_imports=m["forbidden_imports"], problems=m["problems"])
+        for step in m["steps"]:
+            run.steps[step["id"]] = StepResult(report=step["report"],
+                                               arrays={name: npz[key] for name, key in step["arrays"]})
+        runs.append(run)
+    return runs
+
+
+def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list[RunResults]] | None:
+    """The cached ``(expected, golden, baselines)`` (as ``grade.answers_for`` returns them), or None on
+    a miss, when disabled, or when the entry cannot be read (a torn or foreign file is removed)."""
+    if not enabled():
+        return None
+    try:
+        path = entry_path(exercise, seed, device)
+    except OSError:
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        with np.load(io.BytesIO(data), allow_pickle=False) as npz:
+            runs = _decode(npz)
+        expected, golden, *baselines = runs
+    except Exception:  # noqa: BLE001 - unreadable entry: a miss, and it goes
+        path.unlink(missing_ok=True)
+        return None
+    return expected, golden, baselines
+
+
+def store(exercise, seed: int, device: str, answers: tuple[RunResults, RunResults, list[RunResults]]) -> Path | None:
+    """Write ``answers`` atomically (temp file in the same folder, then ``os.replace``). Returns the
+    entry's path, or None when disabled or when it could not be written (the cache is an
+    optimisation: a failure to store never fails a grading)."""
+    if not enabled():
+        return None
+    expected, golden, baselines = answers
+    tmp = None
+    try:
+        path = entry_path(exercise, seed, device)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=".ref-", suffix=".npz", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **_encode([expected, golden, *baselines]))
+        os.replace(tmp, path)
+        return path
+    except (OSError, TypeError, ValueError):
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return None

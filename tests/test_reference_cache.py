@@ -1,0 +1,142 @@
+"""The on-disk reference-answer cache: a second grading at a seed runs no reference and imports no
+torch on the host, gives the same scorecard, and an edited exercise or another seed is a miss."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+from grader.grading import grade as grading
+from grader.grading import reference_cache
+from grader.grading.exercise import get_exercise, project_root
+
+SAMPLES = project_root() / "submissions" / "samples"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    """An empty cache folder, and an empty in-process cache (so only the disk can answer)."""
+    monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.delenv("GRADER_REFERENCE_CACHE", raising=False)
+    monkeypatch.setattr(grading, "_ANSWERS", OrderedDict())
+    return tmp_path / "cache" / "references"
+
+
+def _counting(monkeypatch) -> list:
+    calls = []
+    real = grading.run_in_process
+
+    def counted(*args, **kwargs):
+        calls.append(args[3] if len(args) > 3 else kwargs.get("module_file"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grading, "run_in_process", counted)
+    return calls
+
+
+def _essence(card) -> list:
+    return [card.status, card.score, [(c.id, c.verdict, c.points, c.message) for c in card.checks]]
+
+
+@pytest.mark.parametrize("exercise_id, sample", [("softmax", "bug_ignores_axis.py"),
+                                                 ("attention_scores", "bug_unscaled.py")])
+def test_second_grading_at_a_seed_runs_no_reference_and_gives_the_same_scorecard(cache, monkeypatch, exercise_id,
+                                                                                 sample):
+    calls = _counting(monkeypatch)
+    exercise = get_exercise(exercise_id)
+    path = SAMPLES / exercise_id / sample
+    first = grading.grade_submission(exercise, path, sandbox="process", seed=21)
+    assert calls, "the first grading must run the reference"
+    assert len(list(cache.glob("*.npz"))) == 1
+    grading._ANSWERS.clear()  # a new process: only the disk remembers
+    calls.clear()
+    second = grading.grade_submission(exercise, path, sandbox="process", seed=21)
+    assert calls == []
+    assert _essence(second) == _essence(first)
+    assert any(c.verdict == "failed" for c in first.checks)  # a bug sample: the cached answers still catch it
+    grading._ANSWERS.clear()
+    grading.grade_submission(exercise, path, sandbox="process", seed=22)  # another seed: other hidden cases
+    assert calls and len(list(cache.glob("*.npz"))) == 2
+
+
+def test_cached_answers_equal_a_fresh_reference_run(cache):
+    exercise = get_exercise("softmax")
+    plan = grading.build_plan(exercise, 3)
+    fresh = grading.answers_for(exercise, 3, plan)
+    loaded = reference_cache.load(exercise, 3, "cpu")
+    assert loaded is not None
+    for got, want in zip([loaded[0], loaded[1], *loaded[2]], [fresh[0], fresh[1], *fresh[2]]):
+        assert list(got.steps) == list(want.steps)
+        for step_id, step in want.steps.items():
+            assert json.dumps(got.steps[step_id].report, sort_keys=True) == json.dumps(step.report, sort_keys=True)
+            assert got.steps[step_id].arrays.keys() == step.arrays.keys()
+            for name, arr in step.arrays.items():
+                assert got.steps[step_id].arrays[name].dtype == arr.dtype
+                np.testing.assert_array_equal(got.steps[step_id].arrays[name], arr)
+
+
+def test_editing_the_exercise_or_reference_invalidates_the_entry(cache, tmp_path):
+    root = tmp_path / "home"
+    shutil.copytree(project_root() / "exercises" / "softmax", root / "exercises" / "softmax")
+    (root / "reference").mkdir()
+    shutil.copyfile(project_root() / "reference" / "softmax.py", root / "reference" / "softmax.py")
+    before = reference_cache.entry_path(get_exercise("softmax", root=root), 3, "cpu")
+    assert before == reference_cache.entry_path(get_exercise("softmax"), 3, "cpu")  # same bytes, same entry
+    with open(root / "reference" / "softmax.py", "a") as fh:
+        fh.write("\n# edited\n")
+    after_ref = reference_cache.entry_path(get_exercise("softmax", root=root), 3, "cpu")
+    with open(root / "exercises" / "softmax" / "checks.py", "a") as fh:
+        fh.write("\n# edited\n")
+    after_checks = reference_cache.entry_path(get_exercise("softmax", root=root), 3, "cpu")
+    assert len({before, after_ref, after_checks}) == 3
+    assert reference_cache.entry_path(get_exercise("softmax"), 3, "cuda") != before
+
+
+def test_concurrent_writers_and_a_torn_entry(cache):
+    exercise = get_exercise("softmax")
+    plan = grading.build_plan(exercise, 4)
+    answers = grading.answers_for(exercise, 4, plan)
+    threads = [threading.Thread(target=reference_cache.store, args=(exercise, 4, "cpu", answers)) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert [p.name for p in cache.iterdir() if p.name.startswith(".ref-")] == []  # no temp file left
+    assert reference_cache.load(exercise, 4, "cpu") is not None
+    entry = reference_cache.entry_path(exercise, 4, "cpu")
+    entry.write_bytes(entry.read_bytes()[:100])  # a torn file (written by something else): a miss, removed
+    assert reference_cache.load(exercise, 4, "cpu") is None and not entry.exists()
+
+
+def test_turned_off_it_neither_reads_nor_writes(cache, monkeypatch):
+    monkeypatch.setenv("GRADER_REFERENCE_CACHE", "off")
+    exercise = get_exercise("softmax")
+    answers = grading.answers_for(exercise, 5, grading.build_plan(exercise, 5))
+    assert not cache.exists() or not list(cache.iterdir())
+    assert reference_cache.store(exercise, 5, "cpu", answers) is None
+
+
+@pytest.mark.slow
+def test_a_torch_exercise_graded_again_never_imports_torch_on_the_host(tmp_path):
+    code = ("import sys; from grader.grading.exercise import get_exercise; "
+            "from grader.grading.grade import grade_submission; "
+            f"c = grade_submission(get_exercise('mha'), {str(SAMPLES / 'mha' / 'bug_unscaled.py')!r}, "
+            "sandbox='process', seed=9); "
+            "print(c.status, c.score, 'torch' in sys.modules)")
+    env = {**os.environ, "GRADER_CACHE_DIR": str(tmp_path)}
+    env.pop("GRADER_REFERENCE_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = (r.stdout.split() for r in runs)
+    assert first[2] == "True"  # the reference needed torch the first time
+    assert second[:2] == first[:2] and second[2] == "False"
