@@ -16,7 +16,7 @@ import click
 from rich.console import Console
 
 from grader import __version__
-from grader.grading.exercise import ExerciseInvalid, UnknownExercise, exercise_ids, get_exercise
+from grader.grading.exercise import TRACKS, ExerciseInvalid, UnknownExercise, exercise_ids, get_exercise
 from grader.sandbox import BACKENDS
 from grader.judge.verdicts import EXIT_ALL_PASSED, EXIT_FAILURES, EXIT_INFRASTRUCTURE, EXIT_USAGE, Status
 
@@ -25,9 +25,9 @@ def _console(err: bool = False) -> Console:
     return Console(stderr=err, highlight=False, soft_wrap=True)
 
 
-def _load(exercise_id: str):
+def _load(exercise_id: str, track: str | None = None):
     try:
-        return get_exercise(exercise_id)
+        return get_exercise(exercise_id, track=track)
     except UnknownExercise as exc:
         raise click.UsageError(str(exc).strip("'\"")) from exc
     except ExerciseInvalid as exc:
@@ -45,39 +45,53 @@ def main() -> None:
     """
 
 
+def _track_option(help_text: str = "Track: numpy (arrays) or torch (tensors, gradients graded); "
+                                    "default: the exercise's original framework."):
+    return click.option("--track", type=click.Choice(TRACKS), default=None, help=help_text)
+
+
+def _track_flag(ex) -> str:
+    """`` --track T`` when ``ex`` is not in its default track (for commands printed to the user)."""
+    return "" if ex.is_default_track else f" --track {ex.track}"
+
+
 @main.command("list")
 def list_cmd() -> None:
-    """List the exercises."""
+    """List the exercises and their tracks (the default track first)."""
     console = _console()
     for exercise_id in exercise_ids():
         ex = _load(exercise_id)
+        tracks = ", ".join(f"{t} (default)" if t == ex.framework else t for t in ex.tracks)
         console.print(f"[bold]{ex.id:<18}[/bold] {ex.title}  [dim]({len(ex.checks)} checks, "
-                      f"{ex.max_score:g} points, {ex.framework})[/dim]")
+                      f"{ex.max_score:g} points; tracks: {tracks})[/dim]")
 
 
 @main.command()
 @click.argument("exercise_id", metavar="ID")
-def show(exercise_id: str) -> None:
-    """Print the statement (spec.md) of exercise ID."""
-    ex = _load(exercise_id)
+@_track_option()
+def show(exercise_id: str, track: str | None) -> None:
+    """Print the statement (spec.md) of exercise ID; it has a section per track."""
+    ex = _load(exercise_id, track)
+    click.echo(f"# {ex.title}  [track: {ex.track}; tracks: {', '.join(ex.tracks)}]\n")
     click.echo(ex.spec_path.read_text(encoding="utf-8"))
 
 
 @main.command()
 @click.argument("exercise_id", metavar="ID")
 @click.argument("directory", required=False, default=".", type=click.Path(file_okay=False, path_type=Path))
-def init(exercise_id: str, directory: Path) -> None:
-    """Copy the starting file of exercise ID into DIRECTORY (default: here) as ID.py.
+@_track_option()
+def init(exercise_id: str, directory: Path, track: str | None) -> None:
+    """Copy the starting file of exercise ID (in --track) into DIRECTORY (default: here) as ID.py.
 
     Refuses to overwrite an existing file.
     """
-    ex = _load(exercise_id)
+    ex = _load(exercise_id, track)
     target = directory / f"{ex.id}.py"
     if target.exists():
         raise click.UsageError(f"{target} already exists; not overwriting it")
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(ex.stub_path, target)
-    click.echo(f"wrote {target}; when ready: grade submit {ex.id} {target}")
+    click.echo(f"wrote {target} ({ex.track} track); when ready: grade submit {ex.id}{_track_flag(ex)} {target}")
 
 
 @main.command()
@@ -97,9 +111,10 @@ def init(exercise_id: str, directory: Path) -> None:
               help="Also export the result: Gradescope results.json, JUnit XML, CSV, or the scorecard JSON.")
 @click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --format writes (default: results.json, junit.xml, results.csv, scorecards.json).")
+@_track_option()
 def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbox: str,
            require_isolation: bool, seed: int | None, view: str, quiet: bool, fmt: str | None = None,
-           export: Path | None = None) -> None:
+           export: Path | None = None, track: str | None = None) -> None:
     """Grade FILE as a solution of exercise ID and write its scorecard.
 
     Exit code 0 when every check passed, 1 when some did not (or the file did not compile, timed out
@@ -109,7 +124,7 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     from grader.grading.render import render_scorecard  # noqa: PLC0415
     from grader.grading.scorecard import write_scorecard  # noqa: PLC0415
 
-    ex = _load(exercise_id)
+    ex = _load(exercise_id, track)
     if not file.is_file():
         raise click.UsageError(f"submission file {file} does not exist" if not file.exists()
                                else f"{file} is not a file")
@@ -150,14 +165,18 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
 @click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
 @click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the hidden cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
-def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: bool) -> None:
-    """Prove exercises grade as intended: the reference scores full marks, the stub scores 0
-    (status graded), every correct sample scores full marks and every wrong sample fails the
+@_track_option("Only this track (default: every track of each exercise).")
+def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: bool, track: str | None) -> None:
+    """Prove exercises grade as intended, in every track: the reference scores full marks, the stub
+    scores 0 (status graded), every correct sample scores full marks and every wrong sample fails the
     check its docstring names. Exit code 0 when all of that holds, 1 otherwise."""
     from grader.cohort.selfcheck import render_matrix, run_selfcheck  # noqa: PLC0415
 
     ids = list(exercise_ids) or exercise_ids_all()
-    exercises = [_load(i) for i in ids]
+    if track:
+        exercises = [_load(i, track) for i in ids if exercise_ids or track in _load(i).tracks]
+    else:
+        exercises = [_load(i, t) for i in ids for t in _load(i).tracks]
     err = _console(err=True)
     rows = run_selfcheck(exercises, sandbox=sandbox, seed=seed,
                          progress=lambda msg: err.print(f"[dim]selfcheck: {msg}[/dim]"))
@@ -256,9 +275,11 @@ def _load_cards(paths):
 @click.option("--hidden-visibility", type=click.Choice(["after_published", "hidden"]), default="after_published",
               show_default=True, help="Gradescope visibility of hidden checks.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
+@_track_option("Grade every submission in this track (default: the track each file's imports name, "
+               "torch or numpy, else the exercise's default).")
 def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: int | None, sandbox: str,
               require_isolation: bool, seed: int | None, force: bool, formats: tuple[str, ...],
-              hidden_visibility: str, quiet: bool) -> None:
+              hidden_visibility: str, quiet: bool, track: str | None = None) -> None:
     """Grade every submission under DIRECTORY: DIRECTORY/<candidate>/<exercise>.py,
     DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
 
@@ -271,13 +292,13 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
     from grader.cohort.progress import BatchProgress  # noqa: PLC0415
 
     if exercise_id is not None:
-        _load(exercise_id)
+        _load(exercise_id, track)
     out = out or Path("scorecards") / "batch" / directory.resolve().name
     err = _console(err=True)
     with BatchProgress(err, enabled=not quiet) as bar:
         result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
                        require_isolation=require_isolation, formats=formats, hidden_visibility=hidden_visibility,
-                       on_start=bar.on_start, on_done=bar.on_done)
+                       on_start=bar.on_start, on_done=bar.on_done, track=track)
     for path, why in result.ignored:
         err.print(f"ignored {path}: {why}", markup=False)
     infra = [o for o in result.outcomes if o.status == Status.INFRASTRUCTURE_ERROR]

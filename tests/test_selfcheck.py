@@ -5,16 +5,19 @@ from grader.grading.exercise import exercise_ids, get_exercise
 from grader.cohort.selfcheck import expected_failures, run_selfcheck, samples_dir
 
 
-@pytest.mark.parametrize("exercise_id", exercise_ids())
-def test_selfcheck(exercise_id):
-    rows = run_selfcheck([get_exercise(exercise_id)], sandbox="process", seed=99)
+TRACKS = [(i, t) for i in exercise_ids() for t in get_exercise(i).tracks]
+
+
+@pytest.mark.parametrize("exercise_id, track", TRACKS)
+def test_selfcheck(exercise_id, track):
+    rows = run_selfcheck([get_exercise(exercise_id, track=track)], sandbox="process", seed=99)
     bad = [(r.file, r.expectation, r.status, r.failed_checks, r.note) for r in rows if not r.ok]
     assert not bad
     kinds = [r.kind for r in rows]
     assert kinds.count("correct") >= 2 and kinds.count("bug") >= 5
 
 
-@pytest.mark.parametrize("exercise_id", exercise_ids())
-def test_every_bug_sample_names_a_check(exercise_id):
-    for path in samples_dir(get_exercise(exercise_id)).glob("bug_*.py"):
+@pytest.mark.parametrize("exercise_id, track", TRACKS)
+def test_every_bug_sample_names_a_check(exercise_id, track):
+    for path in samples_dir(get_exercise(exercise_id, track=track)).glob("bug_*.py"):
         assert expected_failures(path), path

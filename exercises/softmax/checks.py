@@ -4,6 +4,12 @@ Every case calls ``softmax(x)`` or ``softmax(x, axis)`` (axis passed positionall
 parameter's name is the candidate's choice) and compares with the float64 golden answer under the
 dtype-aware tolerance. Diagnoses name the usual mistakes: no max subtraction (overflow), 0/0 on an
 all ``-inf`` slice, the wrong axis, a missing normalisation.
+
+Two tracks build the same cases (``build_plan(..., track=...)``): ``numpy`` hands over arrays;
+``torch`` hands over tensors of the same values and dtypes, and adds ``gradients`` (a backward pass
+with a fixed upstream gradient, compared with the float64 reference's) and ``half_precision``
+(float16 and bfloat16 inputs, judged against the float64 answer within a few times the error of a
+plain softmax run in that dtype).
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.judges import (JudgeContext, Outcome, all_of, close, dtype_preserved, failure_from_exception,
-                           inputs_unchanged, output_array)
+                           gradients_close, inputs_unchanged, output_array)
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -87,20 +93,45 @@ def _describe(x: np.ndarray, axis: int | None, note: str = "") -> str:
     return f"x: shape {x.shape}, {x.dtype}, {ax}" + (f", {note}" if note else "")
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the softmax plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def _input(b: PlanBuilder, name: str, x: np.ndarray, track: str, *, transpose=None, dtype: str | None = None,
+           requires_grad: bool = False) -> dict:
+    """``x`` as an argument of the track: an array (numpy) or a tensor of ``dtype`` (torch)."""
+    if track == "torch":
+        return b.tensor(name, x, dtype=dtype or x.dtype.name, transpose=transpose, requires_grad=requires_grad,
+                        label="x")
+    return b.array(name, x, transpose=transpose, label="x")
+
+
+def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
+    """Build the softmax plan of ``track`` (``numpy`` or ``torch``): public cases from ``public_seed``,
+    hidden ones from ``hidden_seed``; the torch track adds ``gradients`` and ``half_precision``.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"softmax has no {track!r} track")
     b = PlanBuilder()
     rng = np.random.default_rng(public_seed)
     judge = close(diagnose=diagnose)
     n = 0
 
     def add(check: str, x: np.ndarray, axis: int | None = None, *, transpose=None, note: str = "",
-            judge_fn=judge) -> None:
+            judge_fn=judge, dtype: str | None = None, grad: bool = False) -> None:
         nonlocal n
         n += 1
-        arg = b.array(f"x{n}", x, transpose=transpose, label="x")
+        arg = _input(b, f"x{n}", x, track, transpose=transpose, dtype=dtype, requires_grad=grad)
         args = [arg] if axis is None else [arg, b.value(axis)]
-        b.call(check, "softmax", args, judge=judge_fn, describe=_describe(x, axis, note))
+        backward = None
+        if grad:
+            b.array(f"grad_out{n}", rng.standard_normal(x.shape).astype(x.dtype))
+            backward = {"grad_output": f"grad_out{n}", "wrt": ["x"]}
+        shown = x if dtype is None else x.astype(np.float32)
+        describe = _describe(shown, axis, note)
+        if dtype is not None:
+            describe = describe.replace("float32", dtype, 1)
+        b.call(check, "softmax", args, judge=judge_fn, describe=describe + (", gradient of x" if grad else ""),
+               backward=backward)
 
     add("values_1d", _case(rng, (7,)))
     add("values_1d", _case(rng, (1,)))
@@ -156,6 +187,21 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     add("input_unchanged", _case(rng, (4, 3, 6), np.float64, scale=5.0), 1,
         judge_fn=inputs_unchanged(judge))
 
+    if track == "torch":
+        grad_judge = gradients_close(["x"])
+        for shape, axis, dtype in [((4, 9), -1, np.float32), ((3, 5, 6), 1, np.float64), ((7,), None, np.float32),
+                                   ((2, 3, 8), 0, np.float64)]:
+            add("gradients", _case(rng, shape, dtype), axis, judge_fn=grad_judge, grad=True)
+        xg = _case(rng, (3, 6), np.float64, scale=1e3)
+        add("gradients", xg, -1, judge_fn=grad_judge, grad=True, note="logits around +-1e3")
+        for half in ("float16", "bfloat16"):
+            add("half_precision", _case(rng, (4, 12)), -1, dtype=half)
+            add("half_precision", _case(rng, (3, 5, 7), scale=30.0), 1, dtype=half, note="logits around +-30")
+            xh = _case(rng, (3, 6))
+            xh[1, 2] = -np.inf
+            add("half_precision", xh, -1, dtype=half, note="one -inf entry")
+            add("half_precision", _case(rng, (2, 6)), -1, dtype=half, judge_fn=dtype_preserved())
+
     hidden = np.random.default_rng(hidden_seed)
     for _ in range(6):
         ndim = int(hidden.integers(1, 5))
@@ -167,8 +213,10 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
-    """Steps measured by a complexity probe at one size: ``softmax`` of a ``(4, size)`` float64 array."""
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
+    """Steps measured by a complexity probe at one size: ``softmax`` of a ``(4, size)`` float64 array
+    (a tensor in the torch track)."""
     x = rng.standard_normal((4, size)) * 3.0
-    b.call(probe.check, "softmax", [b.array(f"probe_x{size}", x), b.value(-1)], measure=probe.measure(),
+    arg = b.tensor(f"probe_x{size}", x, dtype="float64") if track == "torch" else b.array(f"probe_x{size}", x)
+    b.call(probe.check, "softmax", [arg, b.value(-1)], measure=probe.measure(),
            meta={"probe": probe.check, "size": size}, describe=f"x: shape (4, {size}), float64, axis=-1")

@@ -6,6 +6,10 @@ Layouts (``discover``):
 * ``DIR/<exercise>/<candidate>.py`` (a folder per exercise, named by an exercise id),
 * ``DIR/<candidate>.py`` with ``exercise=ID`` (a flat folder of one exercise).
 
+Tracks: each submission is graded in the track given by ``track=`` (``--track``), else in the one its
+imports name (``import torch`` vs ``import numpy``, read from the AST, never run; see
+``grader.grading.exercise.imported_track``), else in the exercise's default track.
+
 Each submission's interviewer-view scorecard is written to ``OUT/<exercise>/<candidate>.json`` as
 soon as it is graded (atomically), so an interrupted batch keeps every
 finished scorecard and a rerun skips them: a submission is *current* when its scorecard records the
@@ -28,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterable
 
 from grader import __version__
-from grader.grading.exercise import exercise_ids, get_exercise
+from grader.grading.exercise import UnknownExercise, exercise_ids, get_exercise, track_for_file
 from grader.cohort.executors import (Executor, GradeJob, LocalExecutor, fault_document,
                                      infrastructure_card, sha256_file)
 from grader.cohort.exports import export_text, summary_row, to_csv, to_gradescope
@@ -49,11 +53,13 @@ class BatchItem:
         candidate: who wrote it (a folder or file name).
         exercise: exercise id.
         path: the Python file.
+        track: ``numpy`` or ``torch``; None: the exercise's default track.
     """
 
     candidate: str
     exercise: str
     path: Path
+    track: str | None = None
 
     def scorecard_path(self, out: Path) -> Path:
         """Where its scorecard goes: ``OUT/<exercise>/<candidate>.json``."""
@@ -113,13 +119,16 @@ def _py_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith("."))
 
 
-def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | None = None) -> Discovery:
+def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | None = None,
+             track: str | None = None) -> Discovery:
     """Find the submissions under ``root`` (see the module docstring for the layouts).
 
     Args:
         root: the batch folder.
         exercise: every ``*.py`` directly in ``root`` is a submission of this exercise.
         known: exercise ids (default: every exercise).
+        track: grade every submission in this track (submissions of an exercise without it are
+            ignored, with the reason); None: each file's imports choose (see the module docstring).
 
     Raises:
         NotADirectoryError: ``root`` is not a folder.
@@ -130,7 +139,7 @@ def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | 
     found = Discovery()
     if exercise is not None:
         found.items = [BatchItem(p.stem, exercise, p) for p in _py_files(root)]
-        return found
+        return _with_tracks(found, track)
     known = set(known if known is not None else exercise_ids())
     for entry in sorted(root.iterdir()):
         if entry.name.startswith(".") or entry.name in SKIP_DIRS:
@@ -147,15 +156,42 @@ def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | 
                 found.items.append(BatchItem(entry.name, p.stem, p))
             else:
                 found.ignored.append((p, f"no exercise is named {p.stem!r}"))
+    return _with_tracks(found, track)
+
+
+def _with_tracks(found: Discovery, track: str | None) -> Discovery:
+    """Give each item its track: ``track`` when given (items of exercises without it are ignored),
+    else the one the file's imports name when the exercise has it, else None (the default)."""
+    tracks: dict[str, tuple[str, ...]] = {}
+    items = []
+    for item in found.items:
+        if track is None:
+            items.append(BatchItem(item.candidate, item.exercise, item.path, track_for_file(item.exercise, item.path)))
+            continue
+        if item.exercise not in tracks:
+            try:
+                tracks[item.exercise] = get_exercise(item.exercise).tracks
+            except UnknownExercise:
+                tracks[item.exercise] = ()
+            except Exception:  # noqa: BLE001 - a broken exercise is reported per submission by grade_one
+                tracks[item.exercise] = (track,)
+        if track in tracks[item.exercise]:
+            items.append(BatchItem(item.candidate, item.exercise, item.path, track))
+        else:
+            found.ignored.append((item.path, f"exercise {item.exercise!r} has no {track} track"))
+    found.items = items
     return found
 
 
-def is_current(item: BatchItem, card_path: Path, exercise_version: str | None) -> bool:
-    """Whether ``card_path`` already grades this very file with this exercise and grader version."""
+def is_current(item: BatchItem, card_path: Path, exercise_version: str | None, track: str | None = None) -> bool:
+    """Whether ``card_path`` already grades this very file with this exercise version, track (when
+    given; a card written before tracks existed records none and is graded again) and grader version."""
     try:
         card = read_scorecard(card_path)
         digest = sha256_file(item.path)
     except Exception:  # noqa: BLE001 - unreadable, invalid or missing: grade again
+        return False
+    if track is not None and card.exercise.get("track") != track:
         return False
     return (card.submission.get("sha256") == digest and card.exercise.get("version") == exercise_version
             and card.grader_version == __version__ and card.status != Status.INFRASTRUCTURE_ERROR)
@@ -245,16 +281,18 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
     executor = executor if executor is not None else LocalExecutor(jobs or default_jobs())
     done = on_done or (lambda _o: None)
     outcomes: list[BatchOutcome] = []
-    versions: dict[str, str | None] = {}
+    versions: dict[tuple, tuple[str | None, str | None]] = {}
     todo = []
     for item in items:
-        if item.exercise not in versions:
+        key = (item.exercise, item.track)
+        if key not in versions:
             try:
-                versions[item.exercise] = get_exercise(item.exercise).version
+                ex = get_exercise(item.exercise, track=item.track)
+                versions[key] = (ex.version, ex.track)
             except Exception:  # noqa: BLE001 - reported per submission by grade_one
-                versions[item.exercise] = None
+                versions[key] = (None, None)
         card_path = item.scorecard_path(out)
-        if not force and is_current(item, card_path, versions[item.exercise]):
+        if not force and is_current(item, card_path, *versions[key]):
             card = read_scorecard(card_path)
             outcome = _outcome(item, card_path, {"status": card.status, "score": card.score,
                                                  "max_score": card.max_score, "all_passed": card.all_passed}, True)
@@ -265,7 +303,7 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
     if on_start:
         on_start(len(todo))
 
-    grade_jobs = [GradeJob(exercise=item.exercise, path=str(item.path), seed=seed, sandbox=sandbox,
+    grade_jobs = [GradeJob(exercise=item.exercise, path=str(item.path), seed=seed, sandbox=sandbox, track=item.track,
                            require_isolation=require_isolation) for item in todo]
 
     def record(index: int, doc: dict) -> BatchOutcome:
@@ -302,14 +340,15 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
           seed: int | None = None, force: bool = False, require_isolation: bool = False,
           formats: Iterable[str] = (), hidden_visibility: str = "after_published",
           on_start: Callable[[int], None] | None = None,
-          on_done: Callable[[BatchOutcome], None] | None = None, executor: Executor | None = None) -> BatchResult:
+          on_done: Callable[[BatchOutcome], None] | None = None, executor: Executor | None = None,
+          track: str | None = None) -> BatchResult:
     """``grade batch``: discover, grade, write ``summary.csv`` and the exports (see ``run_batch``;
-    ``executor`` says who grades, default ``LocalExecutor(jobs)``).
+    ``executor`` says who grades, default ``LocalExecutor(jobs)``; ``track`` as in ``discover``).
 
     Raises:
         NotADirectoryError: ``root`` is not a folder.
     """
-    found = discover(root, exercise=exercise)
+    found = discover(root, exercise=exercise, track=track)
     outcomes, interrupted = run_batch(found.items, out, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
                                       require_isolation=require_isolation, on_start=on_start, on_done=on_done,
                                       executor=executor)

@@ -101,7 +101,8 @@ def infrastructure_card(exercise: Exercise | None, exercise_id: str, path: Path,
 
     return Scorecard(
         exercise={"id": exercise_id, "version": exercise.version if exercise else "unknown",
-                  "title": exercise.title if exercise else exercise_id},
+                  "title": exercise.title if exercise else exercise_id,
+                  **({"track": exercise.track} if exercise else {})},
         submission={"path": str(path), "sha256": digest},
         sandbox={"backend": "none", "image": None, "isolation": {}, "limits": {}},
         environment=environment(), started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -117,7 +118,7 @@ def _view(card: Scorecard, view: str) -> dict:
 def fault_document(job: GradeJob, message: str) -> dict:
     """The scorecard document (in ``job.view``) of a grader fault on ``job``: see ``infrastructure_card``."""
     try:
-        exercise = get_exercise(job.exercise)
+        exercise = get_exercise(job.exercise, track=job.track)
     except Exception:  # noqa: BLE001 - an unknown exercise is itself the fault being reported
         exercise = None
     return _view(infrastructure_card(exercise, job.exercise, Path(job.path), message, job.seed,
@@ -136,11 +137,10 @@ def grade_one(job: GradeJob) -> dict:
     try:
         from grader.grading import grade as grading  # noqa: PLC0415 - heavy, and patched by tests
 
-        exercise = get_exercise(job.exercise)
-        extra = {"track": job.track} if job.track is not None else {}
+        exercise = get_exercise(job.exercise, track=job.track)
         kwargs = {"source": job.source} if job.source is not None else {}
         card = grading.grade_submission(exercise, job.path, sandbox=job.sandbox, seed=job.seed,
-                                        require_isolation=job.require_isolation, **kwargs, **extra)
+                                        require_isolation=job.require_isolation, **kwargs)
     except Exception as exc:  # noqa: BLE001 - one broken submission never stops a batch
         card = infrastructure_card(exercise, job.exercise, Path(job.path),
                                    f"Grader fault ({type(exc).__name__}): {exc}", job.seed, source=job.source)

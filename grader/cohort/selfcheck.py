@@ -1,7 +1,8 @@
 """``grade selfcheck``: prove that an exercise grades what it should.
 
-For each exercise: the reference must score full marks; the stub must score 0 with status
-``graded``; every ``submissions/samples/<id>/correct_*.py`` must score full marks; every
+For each exercise and track: the reference must score full marks; the stub must score 0 with status
+``graded``; every ``correct_*.py`` of the track's samples (``submissions/samples/<id>/`` for the
+default track, ``submissions/samples/<id>/<track>/`` for the other) must score full marks; every
 ``bug_*.py`` must fail the check(s) its docstring names, on a line of the form::
 
     Must fail: values_nd
@@ -44,8 +45,8 @@ def expected_failures(path: Path) -> list[str]:
 
 
 def samples_dir(exercise: Exercise) -> Path:
-    """``submissions/samples/<id>/``."""
-    return project_root() / "submissions" / "samples" / exercise.id
+    """The samples of the exercise's track: ``submissions/samples/<id>/`` or ``.../<id>/<track>/``."""
+    return exercise.samples_path
 
 
 @dataclass
@@ -63,6 +64,7 @@ class SelfcheckRow:
     ok: bool = False
     note: str = ""
     infrastructure: bool = False
+    track: str = ""
 
     def to_json(self) -> dict:
         """As a JSON-able dict."""
@@ -73,7 +75,7 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard) -> Se
     failed = [c.id for c in card.checks if c.verdict != "passed"]
     row = SelfcheckRow(exercise=exercise.id, file=str(path.relative_to(project_root()) if path.is_relative_to(
         project_root()) else path), kind=kind, expectation="", status=card.status, score=card.score,
-        max_score=card.max_score, failed_checks=failed)
+        max_score=card.max_score, failed_checks=failed, track=exercise.track)
     row.infrastructure = card.status == Status.INFRASTRUCTURE_ERROR
     if kind in ("reference", "correct"):
         row.expectation = "full marks"
@@ -110,7 +112,7 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str = "auto", seed: int
         files += [(p, "correct") for p in sorted(folder.glob("correct_*.py"))]
         files += [(p, "bug") for p in sorted(folder.glob("bug_*.py"))]
         for path, kind in files:
-            say(f"{ex.id}: {path.name}")
+            say(f"{ex.id} ({ex.track}): {path.name}")
             card = grade_submission(ex, path, sandbox=sandbox, seed=seed)
             rows.append(_judge_row(ex, path, kind, card))
     return rows
@@ -119,13 +121,13 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str = "auto", seed: int
 def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
     """Print the self-check matrix and a one-line total."""
     table = Table()
-    for col in ("exercise", "file", "expected", "got", "ok", "note"):
+    for col in ("exercise", "track", "file", "expected", "got", "ok", "note"):
         table.add_column(col)
     for r in rows:
         got = f"{r.status} {r.score:g}/{r.max_score:g}"
         if r.kind == "bug" and r.failed_checks:
             got += " failed " + ",".join(r.failed_checks[:4]) + ("..." if len(r.failed_checks) > 4 else "")
-        table.add_row(r.exercise, Path(r.file).name, r.expectation, got,
+        table.add_row(r.exercise, r.track, Path(r.file).name, r.expectation, got,
                       Text("yes", style="green") if r.ok else Text("NO", style="bold red"), r.note)
     console.print(table)
     bad = [r for r in rows if not r.ok]

@@ -87,7 +87,7 @@ def _cache_key(exercise: Exercise, seed: int, device: str = "cpu") -> tuple:
     files = [exercise.reference_path, exercise.folder / "checks.py", exercise.folder / "exercise.toml",
              *exercise.baseline_paths]
     stamps = tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files)
-    return (exercise.id, exercise.version, seed, device, stamps)
+    return (exercise.id, exercise.track, exercise.version, seed, device, stamps)
 
 
 def _reference_answers(exercise: Exercise, seed: int, device: str = "cpu") -> tuple[Plan, tuple | None]:
@@ -161,7 +161,7 @@ _GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
 def probe_device(exercise: Exercise, backend_name: str) -> str:
     """Where the probes of a run measure: ``cuda`` for a torch exercise graded by the process backend
     on a host with a GPU (the docker sandbox is given no GPU), else ``cpu``."""
-    if exercise.framework != "torch" or backend_name != "process" or not exercise.probes:
+    if exercise.track != "torch" or backend_name != "process" or not exercise.probes:
         return "cpu"
     if not any(Path(p).exists() for p in _GPU_DEVICE_NODES):
         return "cpu"  # no GPU driver on this host: known without importing torch (a cached reference needs none)
@@ -171,18 +171,18 @@ def probe_device(exercise: Exercise, backend_name: str) -> str:
 
 
 def build_plan(exercise: Exercise, seed: int, device: str = "cpu") -> Plan:
-    """Build the exercise's plan (public cases from ``PUBLIC_SEED``, hidden ones from ``seed``).
+    """Build the plan of the exercise's track (public cases from ``PUBLIC_SEED``, hidden ones from ``seed``).
 
     Raises:
         GraderBug: the plan does not cover every declared check, or names an undeclared one.
     """
-    plan = exercise.checks_module.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
+    plan = exercise.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
     if exercise.probes:
         builder = PlanBuilder.extend(plan)
         rng = np.random.default_rng(PUBLIC_SEED + 1)
         for probe in exercise.probes:
             for size in probe.sizes:
-                exercise.checks_module.probe_steps(builder, probe, size, rng)
+                exercise.probe_steps(builder, probe, size, rng)
             measured = [s for s in plan.steps if s.meta.get("probe") == probe.check and "measure" in s.wire]
             if {s.meta.get("size") for s in measured} != set(probe.sizes):
                 raise GraderBug(f"probe {probe.check!r} of {exercise.id!r} did not measure every size")
@@ -309,7 +309,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     def card(status: Status, checks, message: str = "", run: SandboxRun | None = None,
              artifacts: dict | None = None) -> Scorecard:
         return Scorecard(
-            exercise={"id": exercise.id, "version": exercise.version, "title": exercise.title},
+            exercise={"id": exercise.id, "version": exercise.version, "title": exercise.title,
+                      "track": exercise.track},
             submission={"path": str(path), "sha256": hashlib.sha256(source).hexdigest()},
             sandbox=sandbox_info, environment=environment(), started_at=ctx.started_at,
             duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,

@@ -176,17 +176,26 @@ class PlanBuilder:
         return arg
 
     def tensor(self, name: str, value: np.ndarray, *, dtype: str = "float32",
-               requires_grad: bool = False, label: str | None = None) -> dict:
+               requires_grad: bool = False, label: str | None = None,
+               transpose: list[int] | None = None) -> dict:
         """Register ``value`` and return an argument that hands the step a torch tensor of ``dtype``.
 
         For ``float16``/``bfloat16`` the stored values are rounded to that dtype first (kept as
-        float32), so the golden float64 run sees exactly the numbers the candidate sees.
+        float32), so the golden float64 run sees exactly the numbers the candidate sees. With
+        ``transpose`` the step receives a non-contiguous tensor equal to ``value`` (as for ``array``).
+
+        Raises:
+            ValueError: ``transpose`` together with ``requires_grad`` (a view is not a leaf).
         """
+        if transpose is not None and requires_grad:
+            raise ValueError("a transposed tensor argument cannot require gradients")
         value = np.asarray(value)
         if dtype in ("float16", "bfloat16"):
             value = round_to_dtype(value, dtype)
         self.array(name, value)
         arg: dict[str, Any] = {"tensor": name, "dtype": dtype, "requires_grad": requires_grad}
+        if transpose is not None:
+            arg["transpose"] = list(transpose)
         if label:
             arg["label"] = label
         return arg

@@ -25,7 +25,8 @@ of the kept object ``target``) and ``getattr`` (attribute ``name`` of the kept o
 
 An ARG is ``{"array": NAME}`` (a fresh copy of an input array; ``"transpose": [axes]`` hands a
 non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_grad": bool,
-"device": "cpu"|"cuda"}``,
+"device": "cpu"|"cuda", "transpose"?: [axes]}`` (a transposed tensor is a non-contiguous view of equal
+values, as for arrays; never combined with ``requires_grad``),
 ``{"value": JSON}`` or ``{"object": NAME}``. Every ARG may carry a ``"label"`` used to report
 in-place modification and gradients (default: the position, or the keyword).
 
@@ -194,6 +195,9 @@ class PlanExecutor:
             value = torch.tensor(np.array(source, copy=True)).to(dtype)
             if arg.get("device", "cpu") != "cpu":
                 value = value.to(arg["device"])
+            if "transpose" in arg:  # same values, non-contiguous: a permuted view of a contiguous copy
+                perm = [int(a) for a in arg["transpose"]]
+                value = value.permute(*np.argsort(perm).tolist()).contiguous().permute(*perm)
             if arg.get("requires_grad"):
                 value.requires_grad_(True)
             return value

@@ -1,0 +1,9 @@
+"""Wrong (PyTorch track): Tensor.softmax through a variable, invisible to the AST scan; the op audit
+sees aten._softmax run.
+
+Must fail: values_1d
+"""
+
+
+def softmax(x, axis=-1):
+    return x.softmax(axis)
