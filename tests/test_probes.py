@@ -4,11 +4,11 @@ import itertools
 import numpy as np
 import pytest
 
-from grader.run.instruments import CountingArray, COUNTER, Measurement, min_seconds
-from grader.judge.probes import ProbeSpec, fit_slope, judge_series
+from grader.run.instruments import CountingArray, COUNTER, Measurement, install_numpy_hooks, min_seconds, track
+from grader.judge.probes import Hint, ProbeSpec, fit_slope, judge_series
 
 SPEC = ProbeSpec(check="c", quantity="flops", sweep="T", sizes=(16, 32, 64, 128), max_ratio=4.0,
-                 max_ratio_slope=0.3, hint="re-projects every cached token")
+                 max_ratio_slope=0.3, hints=(Hint("re-projects every cached token", grows=True),))
 
 
 def test_fit_slope_recovers_exponents():
@@ -37,11 +37,41 @@ def test_faster_growth_fails_with_the_hint_and_both_exponents():
     assert out.details["ratio_slope"] == pytest.approx(1.0)
 
 
-def test_constant_factor_over_the_bound_fails():
+def test_constant_factor_over_the_bound_fails_without_the_growth_hint():
     sizes = list(SPEC.sizes)
     ref = [float(s) for s in sizes]
     out = judge_series(SPEC, sizes, [10.0 * r for r in ref], ref)
     assert out.verdict == "failed" and "allowed 4x" in out.message
+    # the hint names growth; a constant factor did not grow, so no mistake is named
+    assert "Likely mistake" not in out.message and out.details["hint"] == ""
+    assert out.details["method"] == "count"
+
+
+def test_hint_is_chosen_by_what_was_measured():
+    spec = ProbeSpec(check="kv", quantity="kv_flops", sweep="seq_len", sizes=(4, 8, 16, 32), max_ratio=1.5,
+                     max_ratio_slope=0.3, hints=(Hint("projected per position", grows=True),
+                                                 Hint("expanded to 8 heads", grows=False, min_ratio=6, max_ratio=10)))
+    sizes = list(spec.sizes)
+    ref = [1000.0 * s for s in sizes]
+    eight = judge_series(spec, sizes, [8 * r for r in ref], ref)
+    assert eight.verdict == "failed" and eight.message.startswith("Likely mistake: expanded to 8 heads")
+    growing = judge_series(spec, sizes, [r * s for r, s in zip(ref, sizes)], ref)
+    assert growing.message.startswith("Likely mistake: projected per position")
+    three = judge_series(spec, sizes, [3 * r for r in ref], ref)  # too much, but like neither mistake
+    assert three.verdict == "failed" and "Likely mistake" not in three.message
+
+
+def test_hint_can_read_another_series():
+    spec = ProbeSpec(check="d", quantity="flops", sweep="T", sizes=(16, 32, 64, 128), max_ratio=4.0,
+                     max_ratio_slope=0.3, hints=(Hint("re-projected", quantity="kv_flops", grows=True),
+                                                 Hint("other growth", grows=True)))
+    sizes = list(spec.sizes)
+    ref = [100.0 * s for s in sizes]
+    grows = [100.0 * s * s for s in sizes]
+    flat_kv = ([50.0] * 4, [50.0] * 4)
+    growing_kv = ([50.0 * s for s in sizes], [50.0] * 4)
+    assert judge_series(spec, sizes, grows, ref, series={"kv_flops": growing_kv}).details["hint"] == "re-projected"
+    assert judge_series(spec, sizes, grows, ref, series={"kv_flops": flat_kv}).details["hint"] == "other growth"
 
 
 def test_timing_fallback_widens_the_margins():
@@ -50,7 +80,21 @@ def test_timing_fallback_widens_the_margins():
     noisy = [r * f for r, f in zip(ref, [1.0, 1.6, 0.9, 1.8])]  # noise, not growth
     assert judge_series(SPEC, sizes, noisy, ref, quantity="seconds").verdict == "passed"
     quadratic = [1e-3 * s * s for s in sizes]
-    assert judge_series(SPEC, sizes, quadratic, ref, quantity="seconds").verdict == "failed"
+    out = judge_series(SPEC, sizes, quadratic, ref, quantity="seconds")
+    assert out.verdict == "failed" and out.details["method"] == "time"
+
+
+def test_timing_without_a_clear_margin_is_not_charged():
+    sizes = list(SPEC.sizes)
+    ref = [1e-3 * s for s in sizes]
+    # 1.5x slope 0.55: over the counting bound, under the widened timing bound
+    unclear = [r * (s / 16) ** 0.55 for r, s in zip(ref, sizes)]
+    out = judge_series(SPEC, sizes, unclear, ref, quantity="seconds")
+    assert out.verdict == "skipped" and out.details["charged"] is False and "not charged" in out.message
+    # a clear margin on times too small for a clock: not judged either
+    tiny = [1e-12 * s ** 3 for s in sizes]  # 2 microseconds at the largest size
+    out = judge_series(SPEC, sizes, tiny, [1e-12 * s for s in sizes], quantity="seconds")
+    assert out.verdict == "skipped"
 
 
 def test_min_seconds_with_an_injected_clock():
@@ -87,8 +131,71 @@ def test_counting_array_einsum_and_lost_trail():
         np.einsum("bqd,bkd->bqk", q, k)
     assert m.report["matmul_flops"] == 2 * 2 * 6 * 7 * 8
     with Measurement(["flops"]) as lost:
-        np.asarray(q) @ k.transpose(0, 2, 1)
+        np.array(q.tolist()) @ k.transpose(0, 2, 1)  # through Python lists: nothing to follow
     assert lost.report["trail_lost"] and lost.report["flops"] == 0
+
+
+@pytest.mark.parametrize("convert", [
+    lambda q: np.asarray(q), lambda q: np.array(q), lambda q: np.array(q).view(np.ndarray),
+    lambda q: q.view(np.ndarray), lambda q: q.astype(np.float32), lambda q: np.ascontiguousarray(q[:, ::-1]),
+    lambda q: np.asarray(q, dtype=np.float64).view(type=np.ndarray),
+])
+def test_counting_survives_ordinary_conversions(convert):
+    """Each conversion, then one product (L_q=6, L_k=7, d=8, batch 2): counted by its formula."""
+    install_numpy_hooks()
+    q = np.ones((2, 6, 8)).view(CountingArray)
+    k = np.ones((2, 7, 8)).view(CountingArray)
+    with Measurement(["flops"]) as m:
+        convert(q) @ np.asarray(k).transpose(0, 2, 1)
+    assert m.report["matmul_flops"] == 2 * 2 * 6 * 7 * 8
+    assert not m.report["trail_lost"]
+
+
+def test_counting_follows_where_out_and_allocated_buffers():
+    install_numpy_hooks()
+    q = np.ones((6, 8)).view(CountingArray)
+    k = np.ones((7, 8)).view(CountingArray)
+    with Measurement(["flops"]) as m:
+        buf = np.empty((6, 7))                     # allocated inside the step: counted too
+        np.matmul(q, k.T, out=buf)                 # 2 * 6 * 7 * 8
+        s = np.where(buf > 0, buf, -np.inf)
+        np.exp(s, out=s)
+        plain = np.zeros((6, 7)).view(np.ndarray)
+        np.dot(plain, np.ones((7, 3)).view(np.ndarray))  # 2 * 6 * 3 * 7
+    assert m.report["matmul_flops"] == 2 * 6 * 7 * 8 + 2 * 6 * 3 * 7
+    assert m.report["elementwise"] > 0
+    # outside a step the hooks hand back plain arrays
+    assert type(np.zeros(3)) is np.ndarray and type(np.asarray(q)) is np.ndarray
+
+
+def test_numpy_provenance_counts_only_products_of_tracked_weights():
+    """x (5, 16) @ W_k (16, 4): 2*5*16*4 FLOPs of K/V work; W_k repeated to (16, 8) doubles it;
+    the attention product of the projected K does not count."""
+    install_numpy_hooks()
+    x = np.ones((5, 16)).view(CountingArray)
+    W_k = track(np.ones((16, 4)).view(CountingArray))
+    with Measurement(["flops", "kv_flops"]) as m:
+        k = x @ W_k
+        x @ np.repeat(W_k, 2, axis=1)
+        k @ k.T
+        x @ np.asarray(W_k)[:, :2].astype(np.float32)
+    assert m.report["kv_flops"] == 2 * 5 * 16 * 4 + 2 * 5 * 16 * 8 + 2 * 5 * 16 * 2
+
+
+def test_torch_provenance_follows_views_cats_and_expands():
+    torch = pytest.importorskip("torch")
+    B, L, D, kv = 1, 6, 16, 4
+    x, W_q = torch.randn(B, L, D), torch.randn(D, D)
+    W_k, W_v = track(torch.randn(D, kv)), track(torch.randn(D, kv))
+    with Measurement(["flops", "kv_flops"], uses_torch=True) as fused:
+        qkv = x @ torch.cat([W_q, W_k, W_v], dim=1)           # only the K/V columns count
+        k = qkv[..., D:D + kv]
+        (k @ k.transpose(1, 2)).softmax(-1)
+    assert fused.report["kv_flops"] == pytest.approx(2 * B * L * D * 2 * kv)
+    with Measurement(["flops", "kv_flops"], uses_torch=True) as expanded:
+        x @ W_k.repeat_interleave(4, dim=1)                    # expanded to 4x the width
+        x @ W_v[:, None, :].expand(D, 4, kv).reshape(D, 4 * kv)
+    assert expanded.report["kv_flops"] == pytest.approx(2 * 2 * B * L * D * 4 * kv)
 
 
 def test_peak_bytes_sees_numpy_temporaries():

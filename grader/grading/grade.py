@@ -245,7 +245,10 @@ def _check_results(exercise: Exercise, outcomes: dict[str, list[tuple[str, Outco
             details.update(worst.details)
         checks.append(CheckResult(
             id=spec.id, title=spec.title, category=spec.category, visibility=spec.visibility,
-            verdict=str(verdict), points=spec.points if verdict == Verdict.PASSED else 0.0,
+            verdict=str(verdict),
+            # a probe that could not judge (timed without a clear margin) is not charged
+            points=spec.points if verdict == Verdict.PASSED or (
+                verdict == Verdict.SKIPPED and details.get("charged") is False) else 0.0,
             max_points=spec.points, message=message, details=details))
     return tuple(checks)
 

@@ -1,7 +1,7 @@
 """Complexity probes, host side: declare a sweep, and judge how the candidate's cost grows.
 
 A probe (``[[probes]]`` in ``exercise.toml``) names a complexity check, the quantity measured
-(``flops``, ``peak_bytes`` or ``seconds``), the swept size and its values (at least 4), and bounds
+(``flops``, ``kv_flops``, ``peak_bytes`` or ``seconds``), the swept size and its values (at least 4), and bounds
 relative to the reference measured on the same sizes in the same grading run:
 
 * ``max_ratio``: candidate / reference at every size;
@@ -9,8 +9,13 @@ relative to the reference measured on the same sizes in the same grading run:
   than the reference the candidate's cost may grow (0 = same growth; 1 = an extra factor of the size).
 
 Counts (FLOPs, bytes) are deterministic, so verdicts based on them cannot flip under machine load.
-Time is used only when counting was impossible (the NumPy trail was lost), with margins widened by
-``TIME_MARGIN``.
+``kv_flops`` isolates one term of the work by provenance (``grader.run.instruments.track``): only
+products that consume the tracked arguments (W_k, W_v, or slices, copies and concatenations of them)
+count, so per-head loops and hand-written softmaxes, which a correct solution may spend freely, do
+not. Time is used only when counting was impossible (the NumPy trail was lost); a failure then needs
+the bounds widened by ``TIME_MARGIN`` and a measurable time, otherwise the check is skipped and not
+charged. Each outcome records ``method`` (``count`` or ``time``) so a self-check can count how many
+were timed. The hint ("Likely mistake: ...") is chosen by what was measured (``Hint``).
 """
 
 from __future__ import annotations
@@ -24,10 +29,39 @@ import numpy as np
 from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
 from grader.judge.verdicts import Verdict
 
-QUANTITIES = ("flops", "peak_bytes", "seconds")
-#: Timing fallback: ratio bound multiplied, slope bound added.
+QUANTITIES = ("flops", "kv_flops", "peak_bytes", "seconds")
+#: Timing fallback: a failure needs the ratio bound times the first, or the slope bound plus the second.
 TIME_MARGIN = (5.0, 0.5)
-WHAT = {"flops": "Work", "peak_bytes": "Peak memory", "seconds": "Time"}
+#: Timing fallback: below this candidate time at the largest size (seconds) a clock cannot decide.
+TIME_MEASURABLE_S = 1e-3
+WHAT = {"flops": "Work", "kv_flops": "Work of projecting keys and values", "peak_bytes": "Peak memory",
+        "seconds": "Time"}
+COUNTED = ("flops", "kv_flops")
+
+
+@dataclass(frozen=True)
+class Hint:
+    """A likely mistake, named only when the measured figures look like it.
+
+    Attributes:
+        text: the sentence shown after "Likely mistake:".
+        quantity: the measured series the conditions read (default: the probe's own quantity).
+        grows: True: the ratio to the reference grows with the size (fitted slope above the probe's
+            ``max_ratio_slope``); False: it does not; None: either.
+        min_ratio / max_ratio: the ratio at the largest size lies in ``[min_ratio, max_ratio]``.
+    """
+
+    text: str
+    quantity: str | None = None
+    grows: bool | None = None
+    min_ratio: float = 0.0
+    max_ratio: float = math.inf
+
+    @classmethod
+    def from_toml(cls, doc: dict) -> "Hint":
+        """Build from one ``[[probes.hints]]`` table."""
+        return cls(text=doc["text"], quantity=doc.get("quantity"), grows=doc.get("grows"),
+                   min_ratio=float(doc.get("min_ratio", 0.0)), max_ratio=float(doc.get("max_ratio", math.inf)))
 
 
 @dataclass(frozen=True)
@@ -36,13 +70,16 @@ class ProbeSpec:
 
     Attributes:
         check: id of the complexity check it decides.
-        quantity: ``flops``, ``peak_bytes`` or ``seconds``.
+        quantity: ``flops`` (all work), ``kv_flops`` (work done with the ``track``-ed arguments:
+            products that consume them, or data moved from them), ``peak_bytes`` or ``seconds``.
         sweep: name of the swept size (``seq_len``, ``T``, ``n``), for messages.
         sizes: the swept values, increasing.
         max_ratio: largest allowed candidate/reference ratio at any size.
         max_ratio_slope: largest allowed log-log slope of the ratio against size.
         repeat: timing repeats (minimum kept).
-        hint: sentence naming the likely mistake when the growth bound fails.
+        hints: likely mistakes, each named only when the measurement matches it (first match wins);
+            a plain ``hint = "..."`` is a hint without conditions.
+        track: labels of the arguments whose provenance ``kv_flops`` follows (``W_k``, ``W_v``).
     """
 
     check: str
@@ -52,20 +89,35 @@ class ProbeSpec:
     max_ratio: float
     max_ratio_slope: float
     repeat: int = 3
-    hint: str = ""
+    hints: tuple[Hint, ...] = ()
+    track: tuple[str, ...] = ()
 
     @classmethod
     def from_toml(cls, doc: dict) -> "ProbeSpec":
         """Build from one ``[[probes]]`` table (already schema-validated)."""
+        hints = tuple(Hint.from_toml(h) for h in doc.get("hints", ()))
+        if doc.get("hint"):
+            hints += (Hint(doc["hint"]),)
         return cls(check=doc["check"], quantity=doc["quantity"], sweep=doc["sweep"],
                    sizes=tuple(int(s) for s in doc["sizes"]), max_ratio=float(doc["max_ratio"]),
                    max_ratio_slope=float(doc["max_ratio_slope"]), repeat=int(doc.get("repeat", 3)),
-                   hint=doc.get("hint", ""))
+                   hints=hints, track=tuple(doc.get("track", ())))
+
+    @property
+    def hint(self) -> str:
+        """The first hint's text (compatibility)."""
+        return self.hints[0].text if self.hints else ""
 
     def measure(self) -> dict:
-        """The runner's ``measure`` request for a probe step (seconds always, for the fallback)."""
-        quantities = sorted({self.quantity, "seconds"})
-        return {"quantities": quantities, "repeat": self.repeat}
+        """The runner's ``measure`` request for a probe step: the probe's quantity, those its hints
+        read, ``flops`` with ``kv_flops`` (the counting trail), and seconds (for the fallback)."""
+        quantities = {self.quantity, "seconds", *(h.quantity for h in self.hints if h.quantity)}
+        if "kv_flops" in quantities:
+            quantities.add("flops")
+        request = {"quantities": sorted(quantities), "repeat": self.repeat}
+        if self.track:
+            request["track"] = list(self.track)
+        return request
 
 
 def fit_slope(sizes: list[float], values: list[float]) -> float:
@@ -86,8 +138,41 @@ def _fmt(value: float, quantity: str) -> str:
     return f"{value:.3g} FLOPs"
 
 
+def _ratios(candidate: list[float], reference: list[float], quantity: str) -> list[float]:
+    floor = 1e-9 if quantity == "seconds" else 1.0
+    return [c / max(r, floor) for c, r in zip(candidate, reference)]
+
+
+def choose_hint(spec: ProbeSpec, sizes: list[int], series: dict[str, tuple[list[float], list[float]]],
+                quantity: str) -> str:
+    """The text of the first hint whose conditions the measured series meet, or "".
+
+    Args:
+        spec: the probe.
+        sizes: swept sizes.
+        series: quantity -> (candidate values, reference values), for what was measured.
+        quantity: the quantity the verdict was judged on (a hint without its own quantity reads it).
+    """
+    for hint in spec.hints:
+        q = hint.quantity or quantity
+        if q not in series:
+            continue
+        cand, ref = series[q]
+        if not all(ref) or not all(math.isfinite(v) for v in cand + ref):
+            continue
+        ratios = _ratios(cand, ref, q)
+        grows = fit_slope(sizes, [max(r, 1e-30) for r in ratios]) > spec.max_ratio_slope
+        if hint.grows is not None and hint.grows != grows:
+            continue
+        if not hint.min_ratio <= ratios[-1] <= hint.max_ratio:
+            continue
+        return hint.text
+    return ""
+
+
 def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], reference: list[float],
-                 quantity: str | None = None) -> Outcome:
+                 quantity: str | None = None,
+                 series: dict[str, tuple[list[float], list[float]]] | None = None) -> Outcome:
     """Judge one measured series against the reference's.
 
     Args:
@@ -95,44 +180,53 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
         sizes: swept sizes (increasing).
         candidate / reference: the measured quantity at each size.
         quantity: what was actually measured (``seconds`` when falling back from counts).
+        series: every measured series (quantity -> (candidate, reference)), for choosing the hint.
 
     Returns:
-        PASSED, or FAILED with a message giving the worst size, both values, the ratio and the
-        fitted exponents; ``details`` carry sizes, both series, ratios and slopes.
+        PASSED; FAILED with a message giving the worst size, both values, the ratio, the fitted
+        exponents and the hint the measurement matches (if any); or, judged by time only, SKIPPED and
+        not charged (``details["charged"] = False``) when the clock cannot tell with a clear margin.
+        ``details`` carry sizes, both series, ratios, slopes and ``method`` (``count`` or ``time``).
     """
     quantity = quantity or spec.quantity
     fallback = quantity == "seconds" and spec.quantity != "seconds"
-    max_ratio = spec.max_ratio * (TIME_MARGIN[0] if fallback else 1.0)
-    max_slope = spec.max_ratio_slope + (TIME_MARGIN[1] if fallback else 0.0)
-    floor = 1e-9 if quantity == "seconds" else 1.0
-    ratios = [c / max(r, floor) for c, r in zip(candidate, reference)]
+    max_ratio, max_slope = spec.max_ratio, spec.max_ratio_slope
+    ratios = _ratios(candidate, reference, quantity)
     ratio_slope = fit_slope(sizes, [max(r, 1e-30) for r in ratios])
     details = {
         "probe": spec.check, "quantity": quantity, "sweep": spec.sweep, "sizes": list(sizes),
         "candidate": list(candidate), "reference": list(reference), "ratios": ratios,
         "candidate_slope": fit_slope(sizes, candidate), "reference_slope": fit_slope(sizes, reference),
         "ratio_slope": ratio_slope, "max_ratio": max_ratio, "max_ratio_slope": max_slope,
-        "timing_fallback": fallback,
+        "timing_fallback": fallback, "method": "time" if quantity == "seconds" else "count",
     }
     worst = int(np.argmax(ratios))
     growth = (f"cost grows as {spec.sweep}^{details['candidate_slope']:.2f} vs the reference's "
               f"{spec.sweep}^{details['reference_slope']:.2f}")
     where = (f"at {spec.sweep}={sizes[worst]} it took {_fmt(candidate[worst], quantity)}, "
              f"{ratios[worst]:.3g}x the reference's {_fmt(reference[worst], quantity)}")
-    note = (" (measured by time because the inputs were converted away from the counting arrays; "
-            "margins widened)" if fallback else "")
-    if ratio_slope > max_slope:
-        message = (f"{WHAT[quantity]} grows faster than the reference's: "
-                   f"{growth}; {where}{note}.")
-        if spec.hint:
-            message = f"Likely mistake: {spec.hint}\n{message}"
-        return Outcome(Verdict.FAILED, message, details)
-    if ratios[worst] > max_ratio:
-        message = f"Costs too much compared with the reference: {where} (allowed {max_ratio:g}x){note}."
-        if spec.hint:
-            message = f"Likely mistake: {spec.hint}\n{message}"
-        return Outcome(Verdict.FAILED, message, details)
-    return Outcome(Verdict.PASSED, "", details)
+    grows, costly = ratio_slope > max_slope, ratios[worst] > max_ratio
+    if not (grows or costly):
+        return Outcome(Verdict.PASSED, "", details)
+    if fallback:
+        clear = ((ratio_slope > max_slope + TIME_MARGIN[1] or ratios[worst] > max_ratio * TIME_MARGIN[0])
+                 and candidate[-1] >= TIME_MEASURABLE_S)
+        if not clear:
+            return Outcome(Verdict.SKIPPED,
+                           "Could not judge: the inputs were converted away from the counting arrays, so this "
+                           f"was timed, and the clock cannot tell with a clear margin ({where}); not charged.",
+                           {**details, "charged": False})
+        note = " (measured by time because the inputs were converted away from the counting arrays)"
+    else:
+        note = ""
+    if grows:
+        message = f"{WHAT[quantity]} grows faster than the reference's: {growth}; {where}{note}."
+    else:
+        message = f"{WHAT[quantity]} is too large compared with the reference's: {where} (allowed {max_ratio:g}x){note}."
+    hint = choose_hint(spec, sizes, {**(series or {}), quantity: (list(candidate), list(reference))}, quantity)
+    if hint:
+        message = f"Likely mistake: {hint}\n{message}"
+    return Outcome(Verdict.FAILED, message, {**details, "hint": hint})
 
 
 def _series(ctx: JudgeContext, results: dict, steps: list, quantity: str) -> tuple[list[float], bool]:
@@ -165,13 +259,20 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         groups = [[s for s in measured if s.meta["size"] == size] for size in sizes]
         quantity = spec.quantity
         candidate, lost = _series(ctx, ctx.candidate_steps, groups, quantity)
-        if lost or (quantity == "flops" and not all(candidate)):
-            quantity = "seconds"
-            candidate, _ = _series(ctx, ctx.candidate_steps, groups, quantity)
+        if quantity in COUNTED:
+            flops, _ = _series(ctx, ctx.candidate_steps, groups, "flops")
+            if lost or not all(flops) or not all(candidate):
+                quantity = "seconds"
+                candidate, _ = _series(ctx, ctx.candidate_steps, groups, quantity)
         reference, _ = _series(ctx, ctx.expected_steps, groups, quantity)
         if not all(math.isfinite(v) for v in candidate + reference) or not all(reference):
             raise GraderBug(f"probe {spec.check}: the reference's {quantity} could not be measured: {reference}")
-        outcome = judge_series(spec, sizes, candidate, reference, quantity)
+        series = {}
+        for q in {h.quantity for h in spec.hints if h.quantity} - {quantity}:
+            if q in COUNTED and quantity == "seconds":
+                continue
+            series[q] = (_series(ctx, ctx.candidate_steps, groups, q)[0], _series(ctx, ctx.expected_steps, groups, q)[0])
+        outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
         last = ctx.candidate_steps.get(measured[-1].id)
         device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
         return Outcome(outcome.verdict, outcome.message, {**outcome.details, "device": device})

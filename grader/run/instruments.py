@@ -25,6 +25,8 @@ Quantities, per measured step:
 
 from __future__ import annotations
 
+import functools
+import threading
 import time
 import tracemalloc
 import weakref
@@ -33,6 +35,23 @@ from typing import Any, Callable
 import numpy as np
 
 MATMUL_FUNCS = {"dot", "vdot", "inner", "outer", "tensordot", "einsum", "matmul", "kron"}
+#: NumPy functions that only move, copy or convert data: their result keeps the provenance (the share
+#: of its elements that came from tracked arrays such as W_k/W_v), weighted by the inputs' sizes.
+MOVEMENT_FUNCS = {
+    "concatenate", "stack", "hstack", "vstack", "dstack", "column_stack", "block", "repeat", "tile",
+    "broadcast_to", "broadcast_arrays", "split", "array_split", "hsplit", "vsplit", "dsplit", "swapaxes",
+    "moveaxis", "rollaxis", "transpose", "reshape", "squeeze", "expand_dims", "ravel", "copy",
+    "ascontiguousarray", "asfortranarray", "require", "take", "take_along_axis", "atleast_1d",
+    "atleast_2d", "atleast_3d", "flip", "fliplr", "flipud", "roll", "append", "array_equal",
+    "empty_like", "zeros_like", "ones_like", "full_like", "real", "diagonal", "compress", "choose",
+}
+#: numpy functions replaced (in ``numpy``'s namespace) by thin wrappers while counting is installed:
+#: conversions keep a counting array a counting array; constructors hand out counting arrays inside
+#: a measured step, so work done on buffers the submission allocates is counted too.
+CONVERSIONS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "require")
+CONSTRUCTORS = ("empty", "zeros", "ones", "full")
+#: Product functions also counted when called on plain ndarrays (a trail lost some other way).
+PLAIN_PRODUCTS = ("dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron")
 
 
 class _Counter:
@@ -40,27 +59,58 @@ class _Counter:
 
     def __init__(self) -> None:
         self.active = False
+        self.thread = None
         self.depth = 0
         self.matmul_flops = 0
         self.elementwise = 0
+        self.kv_flops = 0.0
         self.events = 0
 
     def reset(self) -> None:
         self.matmul_flops = self.elementwise = self.events = 0
+        self.kv_flops = 0.0
+
+    def here(self) -> bool:
+        """Counting is on in the calling thread (the host grades in several threads at once)."""
+        return self.active and self.thread == threading.get_ident()
 
 
 COUNTER = _Counter()
 
 
 def _plain(x: Any) -> Any:
-    return x.view(np.ndarray) if isinstance(x, CountingArray) else x
+    return np.ndarray.view(x, np.ndarray) if isinstance(x, CountingArray) else x
 
 
-def _wrap(x: Any) -> Any:
+def _share(x: Any) -> float:
+    """Share (0..1) of the elements of ``x`` that came from tracked arrays (0 for anything else)."""
+    return float(getattr(x, "_kv", 0.0) or 0.0) if isinstance(x, CountingArray) else 0.0
+
+
+def _arrays_in(args: Any) -> list:
+    found = []
+    for a in args:
+        if isinstance(a, np.ndarray):
+            found.append(a)
+        elif isinstance(a, (list, tuple)):
+            found.extend(v for v in a if isinstance(v, np.ndarray))
+    return found
+
+
+def _weighted_share(arrays: list) -> float:
+    total = sum(int(a.size) for a in arrays)  # .size, not np.size: that would be counted
+    if not total:
+        return 0.0
+    return sum(_share(a) * int(a.size) for a in arrays) / total
+
+
+def _wrap(x: Any, share: float = 0.0) -> Any:
     if type(x) is np.ndarray:
-        return x.view(CountingArray)
-    if isinstance(x, tuple):
-        return tuple(_wrap(v) for v in x)
+        out = np.ndarray.view(x, CountingArray)
+        out._kv = share
+        return out
+    if isinstance(x, (tuple, list)):
+        return type(x)(_wrap(v, share) for v in x)
     return x
 
 
@@ -94,9 +144,29 @@ def _einsum_flops(args: tuple, out: Any) -> int:
 
 
 class CountingArray(np.ndarray):
-    """An ndarray that counts the work done with it while ``COUNTER.active`` (see module doc)."""
+    """An ndarray that counts the work done with it while ``COUNTER.active`` (see module doc).
+
+    ``_kv`` is its provenance: the share (0..1) of its elements that came from a tracked array (the
+    K/V projection weights of a probe step). Views, slices, ``astype`` and copies keep it
+    (``__array_finalize__``); movement functions (``MOVEMENT_FUNCS``) weight it by size; computed
+    results start at 0. A product with a tracked operand adds ``flops * share`` to ``kv_flops``.
+    """
+
+    _kv = 0.0
+
+    def __array_finalize__(self, obj) -> None:
+        self._kv = getattr(obj, "_kv", 0.0) if isinstance(obj, CountingArray) else 0.0
+
+    def view(self, *args, **kwargs):
+        """``ndarray.view``; while counting, a view as a plain ``np.ndarray`` stays a counting array."""
+        if COUNTER.here():
+            args = tuple(CountingArray if a is np.ndarray else a for a in args)
+            if kwargs.get("type") is np.ndarray:
+                kwargs["type"] = CountingArray
+        return super().view(*args, **kwargs)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        share = max((_share(i) for i in inputs), default=0.0)
         plain_in = tuple(_plain(i) for i in inputs)
         kwargs = {k: (tuple(_plain(o) for o in v) if k == "out" else _plain(v)) for k, v in kwargs.items()}
         COUNTER.depth += 1
@@ -107,15 +177,20 @@ class CountingArray(np.ndarray):
         if COUNTER.active and COUNTER.depth == 0:
             COUNTER.events += 1
             if ufunc is np.matmul and method == "__call__":
-                COUNTER.matmul_flops += _matmul_flops(np.asarray(plain_in[0]), np.asarray(plain_in[1]), result)
+                work = _matmul_flops(np.asarray(plain_in[0]), np.asarray(plain_in[1]), result)
+                COUNTER.matmul_flops += work
             else:  # elements read and written
                 outs = result if isinstance(result, tuple) else (result,)
-                COUNTER.elementwise += int(sum(np.size(a) for a in plain_in if isinstance(a, np.ndarray))
-                                           + sum(np.size(r) for r in outs))
+                work = int(sum(np.size(a) for a in plain_in if isinstance(a, np.ndarray))
+                           + sum(np.size(r) for r in outs))
+                COUNTER.elementwise += work
+            COUNTER.kv_flops += work * share
         return _wrap(result)
 
     def __array_function__(self, func, types, args, kwargs):
         name = getattr(func, "__name__", "")
+        tracked = _arrays_in(args) + _arrays_in(kwargs.values())
+        share = max((_share(a) for a in tracked), default=0.0)
         plain_args = tuple(_plain(a) if not isinstance(a, (list, tuple)) else type(a)(_plain(v) for v in a)
                            for a in args)
         plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
@@ -125,16 +200,105 @@ class CountingArray(np.ndarray):
         finally:
             COUNTER.depth -= 1
         if COUNTER.active and COUNTER.depth == 0:
-            COUNTER.events += 1
-            if name == "einsum":
-                COUNTER.matmul_flops += _einsum_flops(plain_args, result)
-            elif name in MATMUL_FUNCS and len(plain_args) >= 2:
-                a = np.asarray(plain_args[0])
-                COUNTER.matmul_flops += 2 * max(int(np.size(result)), 1) * (a.shape[-1] if a.ndim else 1)
-            else:  # elements read and written
-                COUNTER.elementwise += int(sum(np.size(a) for a in plain_args if isinstance(a, np.ndarray))
-                                           + (np.size(result) if isinstance(result, np.ndarray) else 0))
+            _count_function(name, plain_args, result, share)
+        if name in MOVEMENT_FUNCS:
+            return _wrap(result, _weighted_share(tracked) if share else 0.0)
         return _wrap(result)
+
+
+def _count_function(name: str, plain_args: tuple, result: Any, share: float) -> None:
+    """Add one NumPy function call's work to ``COUNTER`` (products by FLOP formula, else elements)."""
+    COUNTER.events += 1
+    if name == "einsum":
+        work = _einsum_flops(plain_args, result)
+        COUNTER.matmul_flops += work
+    elif name in MATMUL_FUNCS and len(plain_args) >= 2:
+        a = np.asarray(plain_args[0])
+        work = 2 * max(int(np.size(result)), 1) * (a.shape[-1] if a.ndim else 1)
+        COUNTER.matmul_flops += work
+    else:  # elements read and written
+        work = int(sum(np.size(a) for a in plain_args if isinstance(a, np.ndarray))
+                   + (np.size(result) if isinstance(result, np.ndarray) else 0))
+        COUNTER.elementwise += work
+    if name not in MOVEMENT_FUNCS:  # moving tracked data is not projecting with it
+        COUNTER.kv_flops += work * share
+
+
+_HOOKS: dict[str, Any] = {}
+
+
+def _conversion_hook(orig: Callable) -> Callable:
+    @functools.wraps(orig)
+    def convert(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        if COUNTER.here() and type(result) is np.ndarray:
+            src = args[0] if args else next(iter(kwargs.values()), None)
+            if isinstance(src, CountingArray):
+                return _wrap(result, _share(src))
+        return result
+    return convert
+
+
+def _constructor_hook(orig: Callable) -> Callable:
+    @functools.wraps(orig)
+    def construct(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        if COUNTER.here() and type(result) is np.ndarray:
+            return _wrap(result)
+        return result
+    return construct
+
+
+def _product_hook(orig: Callable) -> Callable:
+    @functools.wraps(orig)
+    def product(*args, **kwargs):
+        if not (COUNTER.here() and COUNTER.depth == 0) or _arrays_in(args) and any(
+                isinstance(a, CountingArray) for a in _arrays_in(args) + _arrays_in(kwargs.values())):
+            return orig(*args, **kwargs)  # a counting operand: counted by __array_function__
+        COUNTER.depth += 1
+        try:
+            result = orig(*args, **kwargs)
+        finally:
+            COUNTER.depth -= 1
+        _count_function(orig.__name__, args, result, 0.0)
+        return _wrap(result)
+    return product
+
+
+def install_numpy_hooks() -> None:
+    """Keep the counting trail through what ordinary NumPy code does (idempotent).
+
+    Replaces, in ``numpy``'s namespace, the conversions (``np.array``, ``np.asarray``, ...) by
+    wrappers that return a counting array when given one, the constructors (``np.zeros``, ...) by
+    wrappers that return counting arrays inside a measured step, and the product functions
+    (``np.dot``, ``np.einsum``, ...) by wrappers that also count plain operands. Outside a measured
+    step, or in another thread, every wrapper returns exactly what NumPy returns. ``x.view(np.ndarray)``
+    is kept counting by ``CountingArray.view``. The runner calls this before importing the submission,
+    so ``from numpy import asarray`` binds the wrapper too.
+    """
+    if _HOOKS:
+        return
+    for names, hook in ((CONVERSIONS, _conversion_hook), (CONSTRUCTORS, _constructor_hook),
+                        (PLAIN_PRODUCTS, _product_hook)):
+        for name in names:
+            orig = getattr(np, name, None)
+            if orig is None:
+                continue
+            _HOOKS[name] = orig
+            setattr(np, name, hook(orig))
+
+
+def track(value: Any) -> Any:
+    """Mark ``value`` (a counting array or a torch tensor) as tracked: the work of products that
+    consume it, or data moved from it, is reported as ``kv_flops``. Returns ``value``."""
+    if isinstance(value, CountingArray):
+        value._kv = 1.0
+    elif type(value).__module__.startswith("torch"):
+        try:
+            value._grader_kv = 1.0
+        except (AttributeError, TypeError):  # pragma: no cover - plain tensors accept attributes
+            pass
+    return value
 
 
 def instrument_numpy(value: Any) -> Any:
@@ -145,6 +309,26 @@ def instrument_numpy(value: Any) -> Any:
 
 
 # -- torch -----------------------------------------------------------------------------------------
+
+#: aten ops (overload packet names) that only move or convert data: their output keeps the tracked
+#: share of their inputs (``func.is_view`` ops too); every other op consuming a tracked tensor adds
+#: its work times that share to ``kv_flops``.
+TORCH_MOVEMENT = {
+    "view", "_unsafe_view", "reshape", "_reshape_alias", "slice", "select", "t", "transpose", "permute",
+    "expand", "unsqueeze", "squeeze", "clone", "contiguous", "_to_copy", "to", "alias", "detach",
+    "lift_fresh", "lift_fresh_copy", "cat", "stack", "repeat", "repeat_interleave", "index_select",
+    "index", "split", "split_with_sizes", "unbind", "chunk", "narrow", "as_strided", "copy_", "copy",
+    "unfold", "flatten", "movedim", "expand_as", "view_as", "expand_copy", "view_copy", "permute_copy",
+    "transpose_copy", "slice_copy", "select_copy", "unsqueeze_copy", "t_copy", "squeeze_copy",
+    "_unsafe_split", "unsafe_split", "tile", "flip", "roll", "gather", "narrow_copy", "_conj",
+    "resolve_conj", "resolve_neg", "hstack", "vstack", "block_diag", "diagonal", "_unsafe_index",
+}
+
+
+def _kv_share(t: Any) -> float:
+    """Tracked share (0..1) of a tensor's elements (see ``track``)."""
+    return float(getattr(t, "_grader_kv", 0.0) or 0.0)
+
 
 def _torch_counter_mode():
     import torch  # noqa: PLC0415 - torch plans only
@@ -164,6 +348,7 @@ def _torch_counter_mode():
             super().__init__()
             self.matmul_flops = 0
             self.elementwise = 0
+            self.kv_flops = 0.0
             self.events = 0
             self.live = 0
             self.peak = 0
@@ -199,14 +384,39 @@ def _torch_counter_mode():
             out = func(*args, **kwargs)
             self.events += 1
             packet = func._overloadpacket
+            inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
+            for a in (*args, *kwargs.values()):
+                if isinstance(a, (tuple, list)):
+                    inputs.extend(v for v in a if isinstance(v, torch.Tensor))
+            outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
+            share = max((_kv_share(a) for a in inputs), default=0.0)
             if packet in flop_registry:
-                self.matmul_flops += int(flop_registry[packet](*args, **kwargs, out_val=out))
+                work = int(flop_registry[packet](*args, **kwargs, out_val=out))
+                self.matmul_flops += work
             else:
-                flat = [*args, *kwargs.values(), *(out if isinstance(out, (tuple, list)) else (out,))]
-                self.elementwise += int(sum(a.numel() for a in flat if isinstance(a, torch.Tensor)))
-            for o in (out if isinstance(out, (tuple, list)) else (out,)):
-                if isinstance(o, torch.Tensor):
-                    self._track(o)
+                work = int(sum(a.numel() for a in inputs) + sum(o.numel() for o in outs))
+                self.elementwise += work
+            if share:
+                name = packet.__name__
+                if name in TORCH_MOVEMENT or func.is_view:
+                    # data moved from tracked tensors: the result keeps their share (by size for a cat)
+                    floats = [a for a in inputs if a.is_floating_point()]
+                    if name == "copy_":
+                        floats = floats[1:]
+                    if name in ("cat", "stack", "hstack", "vstack", "block_diag") and len(floats) > 1:
+                        total = sum(a.numel() for a in floats) or 1
+                        moved = sum(_kv_share(a) * a.numel() for a in floats) / total
+                    else:
+                        moved = max((_kv_share(a) for a in floats), default=0.0)
+                    for o in outs:
+                        try:
+                            o._grader_kv = moved
+                        except (AttributeError, TypeError):  # pragma: no cover
+                            pass
+                else:
+                    self.kv_flops += work * share
+            for o in outs:
+                self._track(o)
             return out
 
     return WorkCounterMode()
@@ -235,11 +445,13 @@ class Measurement:
         self._tracing = False
 
     def __enter__(self) -> "Measurement":
-        if self.uses_torch and ({"flops", "peak_bytes"} & self.quantities):
+        if self.uses_torch and ({"flops", "kv_flops", "peak_bytes"} & self.quantities):
             self._mode = _torch_counter_mode()
             self._mode.__enter__()
-        elif "flops" in self.quantities:
+        elif {"flops", "kv_flops"} & self.quantities:
+            install_numpy_hooks()
             COUNTER.reset()
+            COUNTER.thread = threading.get_ident()
             COUNTER.active = True
         if "peak_bytes" in self.quantities and not self.uses_torch:
             self._tracing = not tracemalloc.is_tracing()
@@ -276,7 +488,8 @@ class Measurement:
             self.report["peak_bytes"] = int(max(peak - self._base, 0))
         if self._mode is not None:
             self._mode.__exit__(*exc)
-            if "flops" in self.quantities:
+            if {"flops", "kv_flops"} & self.quantities:
+                self.report["kv_flops"] = float(self._mode.kv_flops)
                 self.report["flops"] = self._mode.matmul_flops + self._mode.elementwise
                 self.report["matmul_flops"] = self._mode.matmul_flops
                 self.report["elementwise"] = self._mode.elementwise
@@ -287,8 +500,10 @@ class Measurement:
                     self.report["peak_bytes"] = int(torch.cuda.max_memory_allocated() - self._cuda_base)
                 else:
                     self.report["peak_bytes"] = int(self._mode.peak)
-        elif "flops" in self.quantities:
+        elif {"flops", "kv_flops"} & self.quantities:
             COUNTER.active = False
+            COUNTER.thread = None
+            self.report["kv_flops"] = float(COUNTER.kv_flops)
             self.report["flops"] = COUNTER.matmul_flops + COUNTER.elementwise
             self.report["matmul_flops"] = COUNTER.matmul_flops
             self.report["elementwise"] = COUNTER.elementwise

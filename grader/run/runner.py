@@ -310,9 +310,13 @@ class PlanExecutor:
             snapshots.update({a.get("label", k): self._snapshot(v) for k, (a, v) in kw.items()})
             live = dict(zip(labels, (v for _, v in values)))
             live.update({a.get("label", k): v for k, (a, v) in kw.items()})
-            if measure and "flops" in measure.get("quantities", []):
+            if measure and {"flops", "kv_flops"} & set(measure.get("quantities", [])):
                 values = [(a, inst.instrument_numpy(v)) for a, v in values]
                 kw = {k: (a, inst.instrument_numpy(v)) for k, (a, v) in kw.items()}
+            if measure and measure.get("track"):  # provenance: work done with these labels' data
+                for a, v in [*values, *kw.values()]:
+                    if a.get("label") in measure["track"]:
+                        inst.track(v)
             call_args = [v for _, v in values]
             call_kwargs = {k: v for k, (_, v) in kw.items()}
             if self.use_alarm and timeout:
@@ -480,7 +484,7 @@ def main(argv: list[str] | None = None) -> int:
         torch = _torch()
         torch.set_num_threads(1)
     if any("measure" in s for s in plan["steps"]):
-        _instruments()
+        _instruments().install_numpy_hooks()  # before the import: ``from numpy import asarray`` too
     submission_path = os.path.join(input_dir, "submission.py")
     # Everything of the runner is ready: from here on, a process that ends without an ``import``
     # frame was ended by the submission, not by the grader.
