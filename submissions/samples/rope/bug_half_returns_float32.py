@@ -1,0 +1,18 @@
+"""Bug: half-precision x is rotated at float32 but the float32 result is returned (not cast back).
+
+Must fail: dtype_preserved
+"""
+import torch
+
+
+def apply_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("odd d")
+    work = torch.float64 if x.dtype == torch.float64 else torch.float32
+    inv = 1.0 / base ** (torch.arange(0, d, 2, dtype=work) / d)
+    theta = torch.as_tensor(positions).to(work)[:, None] * inv
+    emb = torch.cat([theta, theta], -1)
+    xw = x.to(work)
+    rot = torch.cat([-xw[..., d // 2:], xw[..., : d // 2]], -1)
+    return xw * emb.cos() + rot * emb.sin()

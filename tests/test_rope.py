@@ -1,0 +1,160 @@
+"""The rope exercise: the reference against complex multiplication, the plan, the property judge, diagnoses."""
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from attention_helpers import ROOT, failed, judge_in_process, messages
+from grader.grading.exercise import get_exercise
+from grader.grading.grade import build_plan
+
+SAMPLES = ROOT / "submissions" / "samples" / "rope"
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ref = _load(ROOT / "reference" / "rope.py", "test_reference_rope")
+
+
+def _complex_oracle(x: np.ndarray, positions, base: float = 10000.0) -> np.ndarray:
+    """RoPE as complex multiplication in NumPy: z_i = x[i] + 1j * x[i + d/2] times exp(1j * p * base^(-2i/d))."""
+    d = x.shape[-1]
+    h = d // 2
+    z = x[..., :h].astype(np.float64) + 1j * x[..., h:].astype(np.float64)
+    angle = np.asarray(positions, dtype=np.float64)[:, None] * base ** (-2.0 * np.arange(h) / d)
+    w = z * np.exp(1j * angle)
+    return np.concatenate([w.real, w.imag], axis=-1)
+
+
+@pytest.mark.parametrize("shape,positions,base", [
+    ((2, 3, 5, 8), [0, 1, 2, 3, 4], 10000.0),
+    ((4, 16), [100, 7, 4095, 0], 10000.0),
+    ((1, 6, 12), [9, 3, 3, 0, 12, 300000], 500000.0),
+])
+def test_reference_equals_complex_multiplication_in_float64(shape, positions, base):
+    x = torch.randn(*shape, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    got = ref.apply_rope(x, torch.tensor(positions), base)
+    # float64 rounds an angle near p by ~p * 2e-16 rad, whichever way the frequencies are formed
+    atol = 1e-14 * (1 + max(positions))
+    np.testing.assert_allclose(got.numpy(), _complex_oracle(x.numpy(), positions, base), rtol=1e-12, atol=atol)
+
+
+def test_worked_example_by_hand():
+    # d = 4: pairs (x0, x2) at angle p and (x1, x3) at angle p / 100
+    x = torch.tensor([[1.0, 2.0, 3.0, 4.0]], dtype=torch.float64)
+    got = ref.apply_rope(x, [2])
+    a, b = 2.0, 0.02
+    want = [1 * math.cos(a) - 3 * math.sin(a), 2 * math.cos(b) - 4 * math.sin(b),
+            3 * math.cos(a) + 1 * math.sin(a), 4 * math.cos(b) + 2 * math.sin(b)]
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-15)
+
+
+def test_reference_scores_depend_only_on_the_position_difference_and_norms_are_kept():
+    gen = torch.Generator().manual_seed(2)
+    q, k = torch.randn(3, 8, generator=gen, dtype=torch.float64), torch.randn(5, 8, generator=gen, dtype=torch.float64)
+    pq, pk = torch.tensor([3, 10, 40]), torch.tensor([0, 1, 2, 50, 7])
+    s1 = ref.apply_rope(q, pq) @ ref.apply_rope(k, pk).T
+    s2 = ref.apply_rope(q, pq + 1234) @ ref.apply_rope(k, pk + 1234).T
+    torch.testing.assert_close(s1, s2, rtol=1e-10, atol=1e-10)
+    torch.testing.assert_close(ref.apply_rope(q, pq).norm(dim=-1), q.norm(dim=-1))
+
+
+def test_rotate_half_is_the_interleaved_layout_under_a_feature_permutation():
+    """An independent identity: interleaved RoPE (GPT-J) on x permuted to [x0, x_h, x1, x_h+1, ...] is the
+    rotate_half result permuted the same way."""
+    d, h = 8, 4
+    x = torch.randn(2, 6, d, generator=torch.Generator().manual_seed(3), dtype=torch.float64)
+    perm = torch.tensor([j for i in range(h) for j in (i, i + h)])
+    xp = x[..., perm]
+    theta = torch.arange(6, dtype=torch.float64)[:, None] * 10000.0 ** (-2.0 * torch.arange(h) / d)
+    z = torch.view_as_complex(xp.reshape(2, 6, h, 2).contiguous()) * torch.polar(torch.ones_like(theta), theta)
+    gptj = torch.view_as_real(z).reshape(2, 6, d)
+    torch.testing.assert_close(ref.apply_rope(x, list(range(6)))[..., perm], gptj)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_is_rotated_at_float32_and_cast_back(dtype):
+    x = torch.randn(2, 5, 16, generator=torch.Generator().manual_seed(4)).to(dtype)
+    got = ref.apply_rope(x, list(range(100, 105)))
+    want = torch.from_numpy(_complex_oracle(x.double().numpy(), list(range(100, 105)))).to(dtype)
+    assert got.dtype == dtype
+    # rotating at float32 then rounding once: at most one unit in the last place of the half dtype
+    assert ((got.double() - want.double()).abs() <= torch.finfo(dtype).eps * want.double().abs() + 1e-6).all()
+
+
+def test_positions_of_any_integer_dtype_give_the_same_result():
+    x = torch.randn(2, 4, 8, generator=torch.Generator().manual_seed(5))
+    results = [ref.apply_rope(x, p) for p in ([3, 4, 5, 6], torch.tensor([3, 4, 5, 6], dtype=torch.int32),
+                                              torch.tensor([3, 4, 5, 6], dtype=torch.uint8))]
+    for r in results[1:]:
+        torch.testing.assert_close(r, results[0], rtol=0, atol=0)
+
+
+def test_gradient_is_the_transposed_rotation():
+    x = torch.randn(3, 8, generator=torch.Generator().manual_seed(6), dtype=torch.float64, requires_grad=True)
+    g = torch.randn(3, 8, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+    ref.apply_rope(x, [5, 6, 7]).backward(g)
+    # the inverse of a rotation is its transpose: rotating g by -theta (positions negated) is the gradient
+    np.testing.assert_allclose(x.grad.numpy(), _complex_oracle(g.numpy(), [-5, -6, -7]), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(2, 4, 7), (3, 1)])
+def test_reference_rejects_odd_width(shape):
+    with pytest.raises(ValueError, match="even"):
+        ref.apply_rope(torch.zeros(shape), list(range(shape[-2])))
+
+
+def test_plan_covers_checks_positions_types_and_half_dtypes():
+    ex = get_exercise("rope")
+    plan = build_plan(ex, seed=3)
+    assert {s.check for s in plan.steps} == {c.id for c in ex.checks}
+    dtypes = {a.get("dtype") for s in plan.wire()["steps"] for a in s["args"] if "tensor" in a}
+    assert {"float16", "bfloat16", "float32", "float64", "int64", "int32", "int16", "uint8"} <= dtypes
+    assert any(isinstance(s.wire["args"][1].get("value"), list) for s in plan.steps if s.wire["args"][1:])
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("correct_*.py")))
+def test_correct_samples_pass_every_check(sample):
+    assert failed(judge_in_process("rope", SAMPLES / sample)) == set()
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_interleaved_pairs.py", "values", "interleaved-pair layout of RoFormer, Meta's LLaMA and GPT-J"),
+    ("bug_positions_restart.py", "cache_offset", "positions were restarted at 0"),
+    ("bug_freq_over_d.py", "values", "base^(-i/d) over the features"),
+    ("bug_sin_cos_swapped.py", "values", "sin and cos were swapped"),
+    ("bug_rotate_half_sign.py", "values", "wrong way (by -theta)"),
+    ("bug_no_negation.py", "values", "lost its minus sign"),
+    ("bug_no_negation.py", "relative_position", "depend only on the position difference"),
+    ("bug_float32_table_for_float64.py", "float64", "built in float32 for a float64 input"),
+    ("bug_detached.py", "grad_x", "No gradient of x"),
+    ("bug_half_returns_float32.py", "dtype_preserved", "wrong dtype: got float32"),
+    ("bug_inplace.py", "input_unchanged", "Modified its input in place: x"),
+    ("bug_no_odd_check.py", "odd_d", "Expected ValueError"),
+])
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_in_process("rope", SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+def test_conventions_that_are_still_rotations_keep_the_relative_property_and_restart_keeps_values():
+    """The property check grades the property only: the GPT-J layout is a valid RoPE and passes it,
+    and forgetting the cache offset is invisible at positions 0..L-1."""
+    assert "relative_position" not in failed(judge_in_process("rope", SAMPLES / "bug_interleaved_pairs.py"))
+    restart = failed(judge_in_process("rope", SAMPLES / "bug_positions_restart.py"))
+    assert "values" not in restart and "cache_offset" in restart
+
+
+def test_float32_table_is_caught_only_where_float64_is_asked():
+    outcomes = judge_in_process("rope", SAMPLES / "bug_float32_table_for_float64.py")
+    assert failed(outcomes) & {"values", "cache_offset", "half_precision", "relative_position"} == set()
+    assert "float32 for a float64 input" not in messages(outcomes, "values")
