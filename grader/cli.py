@@ -1,8 +1,9 @@
 """The ``grade`` command line: parses arguments, calls one library function, renders the result.
 
 Exit codes: 0 graded and every check passed; 1 graded with failures (or not gradable: compile
-error, timeout, crash); 2 usage error (unknown exercise, missing file, bad option); 3 infrastructure
-error (the grader's own fault).
+error, timeout, crash); 2 usage error (unknown exercise, missing file, bad option, unwritable
+output), always one line on stderr and before any output is touched; 3 infrastructure error (the
+grader's own fault); 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
@@ -25,6 +26,56 @@ def _console(err: bool = False) -> Console:
     return Console(stderr=err, highlight=False, soft_wrap=True)
 
 
+#: Hidden-case seeds: non-negative and below 2**32 (what ``numpy.random.default_rng`` and the plans'
+#: derived seeds accept).
+SEED = click.IntRange(min=0, max=2**32 - 1)
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> None:
+    """Print ``message`` as one line on stderr and exit with ``code`` (no traceback)."""
+    click.echo(f"error: {' '.join(str(message).split())}", err=True)
+    sys.exit(code)
+
+
+def _probe_folder(folder: Path) -> None:
+    """Raise OSError unless a file can be created in ``folder`` or, where it does not exist yet, in its
+    nearest existing ancestor (nothing is left behind: the probe file is removed)."""
+    import tempfile  # noqa: PLC0415
+
+    folder = Path(folder).absolute()
+    while not folder.exists():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise NotADirectoryError(20, "Not a directory")
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".grade-probe-"):
+        pass
+
+
+def _writable_file(path: Path, what: str) -> Path:
+    """Check, before anything is graded or written, that a file can be written at ``path`` (it is not a
+    folder, and its folder exists or can be made and takes files). Exits 2 with one line otherwise."""
+    path = Path(path)
+    if path.is_dir():
+        _fail(f"cannot write the {what} to {path}: it is a folder")
+    try:
+        _probe_folder(path.parent)
+    except OSError as exc:
+        _fail(f"cannot write the {what} to {path}: {exc.strerror or exc}")
+    return path
+
+
+def _writable_dir(path: Path, what: str) -> Path:
+    """Like ``_writable_file`` for a folder that files will be written into."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        _fail(f"cannot write the {what} to {path}: it is not a folder")
+    try:
+        _probe_folder(path)
+    except OSError as exc:
+        _fail(f"cannot write the {what} to {path}: {exc.strerror or exc}")
+    return path
+
+
 def _load(exercise_id: str, track: str | None = None):
     try:
         return get_exercise(exercise_id, track=track)
@@ -35,13 +86,42 @@ def _load(exercise_id: str, track: str | None = None):
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class GradeGroup(click.Group):
+    """The ``grade`` group: every usage error is one line on stderr (exit 2), Ctrl-C exits 130.
+
+    Click's standalone mode prints a usage block before a usage error and ``Aborted!`` (exit 1) on
+    Ctrl-C; ``main`` runs the commands in non-standalone mode and renders those cases itself.
+    """
+
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):  # noqa: D102
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except (click.exceptions.Abort, KeyboardInterrupt):
+            click.echo("interrupted", err=True)
+            sys.exit(130)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            hint = ""
+            if isinstance(exc, click.UsageError) and exc.ctx is not None:
+                hint = f" (see `{exc.ctx.command_path} -h`)"
+            click.echo(f"error: {' '.join(exc.format_message().split())}{hint}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=GradeGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="grade")
 def main() -> None:
     """Grade self-attention interview exercises.
 
+    \b
     Candidates: `grade list`, `grade show ID`, `grade init ID`, then `grade submit ID FILE`.
+    Interviewers: `grade batch DIR` grades a cohort, `grade review CARD...` shows scorecards side by
+      side, `grade report CARD... -o report.html` writes an HTML report.
     Authors: `grade selfcheck [ID...]` proves references, stubs and samples are graded as intended.
+    Sandbox: `grade sandbox status`, `grade sandbox build`.
+    Exit codes: 0 ok (all passed), 1 graded with failures, 2 usage error, 3 grader fault, 130 Ctrl-C.
     """
 
 
@@ -70,7 +150,8 @@ def list_cmd() -> None:
 @click.argument("exercise_id", metavar="ID")
 @_track_option()
 def show(exercise_id: str, track: str | None) -> None:
-    """Print the statement (spec.md) of exercise ID; it has a section per track."""
+    """Print the statement (spec.md) of exercise ID; it has a section per track.
+    Exit code 0, or 2 for an unknown ID or track."""
     ex = _load(exercise_id, track)
     click.echo(f"# {ex.title}  [track: {ex.track}; tracks: {', '.join(ex.tracks)}]\n")
     click.echo(ex.spec_path.read_text(encoding="utf-8"))
@@ -83,14 +164,19 @@ def show(exercise_id: str, track: str | None) -> None:
 def init(exercise_id: str, directory: Path, track: str | None) -> None:
     """Copy the starting file of exercise ID (in --track) into DIRECTORY (default: here) as ID.py.
 
-    Refuses to overwrite an existing file.
+    Refuses to overwrite an existing file. Exit code 0, or 2 (unknown ID, existing file, folder that
+    cannot be written).
     """
     ex = _load(exercise_id, track)
     target = directory / f"{ex.id}.py"
     if target.exists():
         raise click.UsageError(f"{target} already exists; not overwriting it")
-    directory.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(ex.stub_path, target)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(target, "xb") as fh:
+            fh.write(ex.stub_path.read_bytes())
+    except OSError as exc:
+        _fail(f"cannot write {target}: {exc.strerror or exc}")
     click.echo(f"wrote {target} ({ex.track} track); when ready: grade submit {ex.id}{_track_flag(ex)} {target}")
 
 
@@ -103,7 +189,7 @@ def init(exercise_id: str, directory: Path, track: str | None) -> None:
 @click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True,
               help="Where the submission runs: docker when ready (auto), or a local rlimited process.")
 @click.option("--require-isolation", is_flag=True, help="Refuse to grade without the docker sandbox.")
-@click.option("--seed", type=int, default=None, help="Seed of the hidden cases (default: random, recorded).")
+@click.option("--seed", type=SEED, default=None, help="Seed of the hidden cases, 0 to 2**32-1 (default: random, recorded).")
 @click.option("--view", type=click.Choice(["candidate", "interviewer"]), default="candidate", show_default=True,
               help="candidate hides the inputs and numbers of hidden cases; interviewer shows all.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
@@ -124,10 +210,17 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     from grader.grading.render import render_scorecard  # noqa: PLC0415
     from grader.grading.scorecard import write_scorecard  # noqa: PLC0415
 
+    from grader.cohort.exports import DEFAULT_EXPORT_NAMES  # noqa: PLC0415
+    from grader.grading.scorecard import read_scorecard  # noqa: PLC0415
+
     ex = _load(exercise_id, track)
     if not file.is_file():
         raise click.UsageError(f"submission file {file} does not exist" if not file.exists()
                                else f"{file} is not a file")
+    # Every output is checked before anything is graded, so a bad path never costs a run.
+    out = _writable_file(out or Path("scorecards") / f"{ex.id}-{file.stem}.json", "scorecard")
+    if fmt:
+        export = _writable_file(export or Path(DEFAULT_EXPORT_NAMES[fmt]), f"{fmt} export")
     err = _console(err=True)
     progress = None if quiet else (lambda msg: err.print(f"[dim]grade: {msg}[/dim]"))
     try:
@@ -136,25 +229,36 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     except SubmissionUnreadable as exc:
         raise click.UsageError(str(exc)) from exc
     shown = card.candidate_view() if view == "candidate" else card
-    out = out or Path("scorecards") / f"{ex.id}-{file.stem}.json"
+    infra = card.status == Status.INFRASTRUCTURE_ERROR
+    if infra:
+        try:  # a grader fault never replaces a scorecard that graded this file
+            kept = read_scorecard(out).status != Status.INFRASTRUCTURE_ERROR if out.exists() else False
+        except Exception:  # noqa: BLE001 - unreadable or not a scorecard: nothing worth keeping
+            kept = False
+        if kept:
+            err.print(f"infrastructure error (not the candidate's fault): {card.status_message}", markup=False)
+            err.print(f"the graded scorecard at {out} was kept", markup=False)
+            sys.exit(EXIT_INFRASTRUCTURE)
     try:
         write_scorecard(shown, out)
     except OSError as exc:
-        err.print(f"error: cannot write the scorecard to {out}: {exc}", markup=False)
-        sys.exit(EXIT_USAGE)
-    if fmt:
-        from grader.cohort.exports import DEFAULT_EXPORT_NAMES, export_text  # noqa: PLC0415
+        _fail(f"cannot write the scorecard to {out}: {exc.strerror or exc}")
+    if fmt and not infra:
+        from grader.cohort.exports import export_text  # noqa: PLC0415
 
-        export = export or Path(DEFAULT_EXPORT_NAMES[fmt])
-        export.parent.mkdir(parents=True, exist_ok=True)
-        export.write_text(export_text(fmt, [(file.stem, card if fmt == "gradescope" else shown)]), encoding="utf-8")
+        try:
+            export.parent.mkdir(parents=True, exist_ok=True)
+            export.write_text(export_text(fmt, [(file.stem, card if fmt == "gradescope" else shown)]),
+                              encoding="utf-8")
+        except OSError as exc:
+            _fail(f"cannot write the {fmt} export to {export}: {exc.strerror or exc}")
         err.print(f"[dim]{fmt} export written to {export}[/dim]")
     if as_json:
         click.echo(json.dumps(shown.to_json(), indent=2))
     else:
         render_scorecard(shown, _console())
         err.print(f"[dim]scorecard written to {out}[/dim]")
-    if card.status == Status.INFRASTRUCTURE_ERROR:
+    if infra:
         err.print(f"infrastructure error (not the candidate's fault): {card.status_message}", markup=False)
         sys.exit(EXIT_INFRASTRUCTURE)
     sys.exit(EXIT_ALL_PASSED if card.all_passed else EXIT_FAILURES)
@@ -163,7 +267,7 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
 @main.command()
 @click.argument("exercise_ids", metavar="[ID]...", nargs=-1)
 @click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
-@click.option("--seed", type=int, default=1234, show_default=True, help="Seed of the hidden cases.")
+@click.option("--seed", type=SEED, default=1234, show_default=True, help="Seed of the hidden cases.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
 @_track_option("Only this track (default: every track of each exercise).")
 def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: bool, track: str | None) -> None:
@@ -250,25 +354,27 @@ def sandbox_status(as_json: bool) -> None:
 # -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------
 
 def _load_cards(paths):
-    from grader.cohort.review import load  # noqa: PLC0415
+    from grader.cohort.review import CardsUnreadable, load  # noqa: PLC0415
 
     try:
         return load(paths)
-    except Exception as exc:  # noqa: BLE001 - unreadable or not a scorecard: a usage error
-        raise click.UsageError(f"cannot read the scorecards: {exc}") from exc
+    except CardsUnreadable as exc:  # one line naming the file and its first problem
+        _fail(str(exc))
 
 
 @main.command("batch")
 @click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--exercise", "exercise_id", metavar="ID", default=None,
               help="DIRECTORY is a flat folder of submissions of exercise ID.")
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+@click.option("--out", type=click.Path(path_type=Path), default=None,
               help="Scorecard folder (default: scorecards/batch/<DIRECTORY name>).")
-@click.option("--jobs", "-j", type=click.IntRange(min=1), default=None, help="Parallel sandboxes (default: the cores).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=256), default=None,
+              help="Parallel sandboxes (default: the cores).")
 @click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
 @click.option("--require-isolation", is_flag=True, help="Refuse to grade without the docker sandbox.")
-@click.option("--seed", type=int, default=None, help="Hidden-case seed for the whole batch (default: random).")
-@click.option("--force", is_flag=True, help="Grade again even where a current scorecard exists.")
+@click.option("--seed", type=SEED, default=None,
+              help="Hidden-case seed for the whole batch (default: the one recorded in OUT, else random).")
+@click.option("--force", is_flag=True, help="Grade again even where a current scorecard exists (and allow a new --seed).")
 @click.option("--format", "formats", multiple=True, type=click.Choice(["gradescope", "junit", "csv", "json"]),
               help="Also export: gradescope (OUT/gradescope/<ex>/<candidate>.json), junit (OUT/junit.xml), "
                    "json (OUT/scorecards.json); csv is OUT/summary.csv. Repeatable.")
@@ -284,31 +390,51 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
     DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
 
     Writes one scorecard per submission and OUT/summary.csv; skips submissions whose scorecard is
-    current (same file, exercise and grader version) unless --force. Exit code 0 when every
-    submission was graded (whatever its score), 3 when the grader failed on some, 130 when
-    interrupted (finished scorecards are kept).
+    current (same file, exercise and grader version) unless --force. The seed is recorded in
+    OUT/batch.json and reused when the batch is run again; another --seed needs --force. Exit code 0
+    when every submission was graded (whatever its score), 2 for a usage error (nothing to grade,
+    bad option, unwritable OUT, a seed other than OUT's), 3 when the grader failed on some (a graded
+    scorecard is never replaced by a grader fault), 130 when interrupted (finished scorecards and
+    summary.csv are kept).
     """
-    from grader.cohort.batch import batch  # noqa: PLC0415
+    from grader.cohort.batch import EmptyCohort, SeedConflict, batch  # noqa: PLC0415
     from grader.cohort.progress import BatchProgress  # noqa: PLC0415
+    from grader.sandbox import SandboxUnavailable, select_sandbox  # noqa: PLC0415
 
     if exercise_id is not None:
         _load(exercise_id, track)
-    out = out or Path("scorecards") / "batch" / directory.resolve().name
+    out = _writable_dir(out or Path("scorecards") / "batch" / directory.resolve().name, "scorecards")
     err = _console(err=True)
-    with BatchProgress(err, enabled=not quiet) as bar:
-        result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
-                       require_isolation=require_isolation, formats=formats, hidden_visibility=hidden_visibility,
-                       on_start=bar.on_start, on_done=bar.on_done, track=track)
+    try:  # said once, at the top: which sandbox grades this batch, and why
+        backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
+    except (SandboxUnavailable, ValueError) as exc:
+        _fail(str(exc), EXIT_INFRASTRUCTURE)
+    err.print(f"grade: sandbox: {selection}", markup=False)
+    if backend.name == "process" and backend.info().isolation.get("user") == "root":
+        err.print("grade: warning: the process sandbox runs submissions as root here; grade untrusted code "
+                  "with --sandbox docker", markup=False)
+    try:
+        with BatchProgress(err, enabled=not quiet) as bar:
+            result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed,
+                           force=force, require_isolation=require_isolation, formats=formats,
+                           hidden_visibility=hidden_visibility, on_start=bar.on_start, on_done=bar.on_done, track=track)
+    except EmptyCohort as exc:
+        for path, why in exc.discovery.ignored:
+            err.print(f"ignored {path}: {why}", markup=False)
+        _fail(str(exc))
+    except SeedConflict as exc:
+        _fail(str(exc))
     for path, why in result.ignored:
         err.print(f"ignored {path}: {why}", markup=False)
     infra = [o for o in result.outcomes if o.status == Status.INFRASTRUCTURE_ERROR]
     graded = sum(1 for o in result.outcomes if not o.skipped)
     click.echo(f"{len(result.outcomes)} submissions ({graded} graded now, {len(result.outcomes) - graded} already "
-               f"graded); summary: {result.summary}")
+               f"graded) at seed {result.seed}; summary: {result.summary}")
     for path in result.exports:
         click.echo(f"wrote {path}")
     if result.interrupted:
-        err.print("interrupted: finished scorecards are kept; run the same command to resume")
+        err.print("interrupted: finished scorecards and summary.csv are kept; run the same command to resume",
+                  markup=False)
         sys.exit(130)
     if infra:
         err.print(f"grader faults on {len(infra)} submissions (not charged): "
@@ -316,18 +442,27 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
+def _exercise_filter(exercise_id: str | None) -> None:
+    """An ``--exercise`` filter must name a known exercise (exit 2 naming the known ids)."""
+    if exercise_id is not None and exercise_id not in exercise_ids():
+        _fail(f"unknown exercise {exercise_id!r} (known: {', '.join(exercise_ids())})")
+
+
 @main.command("review")
-@click.argument("scorecards", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("scorecards", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--failed-only", is_flag=True, help="Only submissions and checks that did not pass.")
 @click.option("--exercise", "exercise_id", metavar="ID", default=None, help="Only scorecards of exercise ID.")
 @click.option("--diff", is_flag=True, help="Show what changed from the first scorecard to the second.")
 def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str | None, diff: bool) -> None:
     """Show scorecards side by side: submissions x checks, verdict glyphs, scores.
 
-    With --diff and two scorecards A B: what changed between two attempts.
+    Each CARD is a scorecard, a folder of them (e.g. a `grade batch` output folder) or a `--format
+    json` export. With --diff and two scorecards A B: what changed between two attempts. Exit code 0,
+    or 2 (a CARD that is no scorecard, an unknown --exercise, --diff without two cards).
     """
     from grader.cohort.review import diff_scorecards, render_diff, render_review, review_tables  # noqa: PLC0415
 
+    _exercise_filter(exercise_id)
     cards = _load_cards(scorecards)
     if diff:
         if len(cards) != 2:
@@ -341,15 +476,25 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
 
 
 @main.command("report")
-@click.argument("scorecards", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument("scorecards", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", "output", type=click.Path(dir_okay=False, path_type=Path), default=Path("report.html"),
               show_default=True, help="Where to write the HTML file.")
-@click.option("--title", default="Attention exercises: grading report", show_default=True)
+@click.option("--title", default="Attention exercises: grading report", show_default=True,
+              help="The page title and heading of the report.")
 def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
-    """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots)."""
+    """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots).
+
+    Each CARD is a scorecard, a folder of them or a `--format json` export. Exit code 0, or 2 (a CARD
+    that is no scorecard, an OUTPUT that cannot be written; nothing is written then).
+    """
     from grader.cohort.report import write_report  # noqa: PLC0415
 
-    path = write_report(_load_cards(scorecards), output, title=title)
+    output = _writable_file(output, "report")
+    cards = _load_cards(scorecards)
+    try:
+        path = write_report(cards, output, title=title)
+    except OSError as exc:
+        _fail(f"cannot write the report to {output}: {exc.strerror or exc}")
     click.echo(f"wrote {path}")
 
 

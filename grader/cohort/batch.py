@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
@@ -98,13 +100,15 @@ class BatchOutcome:
 
 @dataclass
 class BatchResult:
-    """A batch run: outcomes in discovery order, the summary file, and whether it was interrupted."""
+    """A batch run: outcomes in discovery order, the summary file, whether it was interrupted, the files
+    it ignored (with why), the exports written and the hidden-case seed it graded with."""
 
     outcomes: list[BatchOutcome]
     summary: Path
     interrupted: bool = False
     ignored: list[tuple[Path, str]] = field(default_factory=list)
     exports: list[Path] = field(default_factory=list)
+    seed: int | None = None
 
 
 def default_jobs() -> int:
@@ -115,8 +119,83 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _py_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix == ".py" and not p.name.startswith("."))
+def _py_files(folder: Path, ignored: list[tuple[Path, str]] | None = None) -> list[Path]:
+    """The ``*.py`` files directly in ``folder``; every other visible entry goes to ``ignored`` with why."""
+    found = []
+    for p in sorted(folder.iterdir()):
+        if p.name.startswith(".") or p.name in SKIP_DIRS:
+            continue
+        if p.is_file() and p.suffix == ".py":
+            found.append(p)
+        elif ignored is not None:
+            ignored.append((p, "a folder inside a submission folder" if p.is_dir()
+                            else f"not a Python file (a submission ends in .py)"))
+    return found
+
+
+class EmptyCohort(ValueError):
+    """``grade batch`` found nothing to grade (a usage error: nothing is written).
+
+    Attributes:
+        discovery: what was found, with every ignored file and why.
+    """
+
+    def __init__(self, root: Path, discovery: "Discovery"):
+        self.discovery = discovery
+        why = f"; {len(discovery.ignored)} files ignored" if discovery.ignored else ""
+        super().__init__(f"nothing to grade in {root}{why} (layouts: DIR/<candidate>/<exercise>.py, "
+                         f"DIR/<exercise>/<candidate>.py, or a flat folder with --exercise ID)")
+
+
+class SeedConflict(ValueError):
+    """``--seed`` differs from the seed recorded in the batch's output folder (a usage error)."""
+
+
+BATCH_RECORD = "batch.json"
+
+
+def resolve_seed(out: Path, seed: int | None, *, force: bool = False) -> int:
+    """The hidden-case seed of the batch whose output folder is ``out``.
+
+    A batch records its seed in ``OUT/batch.json`` on its first run; a resumed batch reuses it, so
+    one cohort is never graded at two seeds (issue #15). A different ``seed`` on a folder that holds
+    a record is refused unless ``force`` (which regrades everything at the new seed).
+
+    Args:
+        out: the batch's output folder (it need not exist).
+        seed: the seed asked for, or None (the recorded one, else a fresh random one).
+        force: allow a seed other than the recorded one.
+
+    Returns:
+        The seed to grade with (a non-negative int below 2**32).
+
+    Raises:
+        SeedConflict: ``seed`` differs from the recorded seed and ``force`` is false.
+    """
+    import secrets  # noqa: PLC0415
+
+    recorded = None
+    try:
+        recorded = json.loads((Path(out) / BATCH_RECORD).read_text(encoding="utf-8")).get("seed")
+    except (OSError, ValueError, AttributeError):
+        recorded = None
+    if not isinstance(recorded, int) or isinstance(recorded, bool):
+        recorded = None
+    if seed is None:
+        return recorded if recorded is not None else secrets.randbelow(2**31)
+    if recorded is not None and seed != recorded and not force:
+        raise SeedConflict(f"{out} was graded with --seed {recorded}; grading it again with --seed {seed} would "
+                           f"mix two seeds in one cohort (add --force to regrade everything at {seed})")
+    return int(seed)
+
+
+def record_seed(out: Path, seed: int) -> Path:
+    """Write ``OUT/batch.json`` holding the batch's seed (see ``resolve_seed``)."""
+    path = Path(out) / BATCH_RECORD
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"seed": int(seed), "grader_version": __version__}, indent=2) + "\n",
+                    encoding="utf-8")
+    return path
 
 
 def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | None = None,
@@ -138,20 +217,20 @@ def discover(root: Path, *, exercise: str | None = None, known: Iterable[str] | 
         raise NotADirectoryError(f"{root} is not a folder")
     found = Discovery()
     if exercise is not None:
-        found.items = [BatchItem(p.stem, exercise, p) for p in _py_files(root)]
+        found.items = [BatchItem(p.stem, exercise, p) for p in _py_files(root, found.ignored)]
         return _with_tracks(found, track)
     known = set(known if known is not None else exercise_ids())
     for entry in sorted(root.iterdir()):
         if entry.name.startswith(".") or entry.name in SKIP_DIRS:
             continue
         if entry.is_file():
-            if entry.suffix == ".py":
-                found.ignored.append((entry, "a file at the top of a batch folder needs --exercise"))
+            found.ignored.append((entry, "a file at the top of a batch folder needs --exercise"
+                                  if entry.suffix == ".py" else "not a folder of submissions"))
             continue
         if entry.name in known:  # DIR/<exercise>/<candidate>.py
-            found.items += [BatchItem(p.stem, entry.name, p) for p in _py_files(entry)]
+            found.items += [BatchItem(p.stem, entry.name, p) for p in _py_files(entry, found.ignored)]
             continue
-        for p in _py_files(entry):  # DIR/<candidate>/<exercise>.py
+        for p in _py_files(entry, found.ignored):  # DIR/<candidate>/<exercise>.py
             if p.stem in known:
                 found.items.append(BatchItem(entry.name, p.stem, p))
             else:
@@ -311,12 +390,14 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
         card_path = item.scorecard_path(out)
         try:
             card = Scorecard.from_json(doc)
-            write_scorecard(card, card_path)
+            if card.status != Status.INFRASTRUCTURE_ERROR or not _graded_card_at(card_path):
+                write_scorecard(card, card_path)  # a grader fault never replaces a graded scorecard
         except (OSError, KeyboardInterrupt):
             raise
         except Exception as exc:  # noqa: BLE001 - an invalid document is the grader's fault
             card = Scorecard.from_json(fault_document(job, f"Grader fault (scorecard: {type(exc).__name__}): {exc}"))
-            write_scorecard(card, card_path)
+            if not _graded_card_at(card_path):
+                write_scorecard(card, card_path)
         outcome = _outcome(item, card_path, {"status": card.status, "score": card.score,
                                              "max_score": card.max_score, "all_passed": card.all_passed}, False)
         outcomes.append(outcome)
@@ -324,16 +405,39 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
         return outcome
 
     interrupted = False
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGINT, _interrupt_once) if main_thread else None
     try:
-        for index, doc in executor.imap_unordered(grade_jobs):
-            record(index, doc)
-    except KeyboardInterrupt:
-        interrupted = True
-        for index, doc in executor.cancel():  # finished before the workers stopped: still counts
-            record(index, doc)
+        try:
+            for index, doc in executor.imap_unordered(grade_jobs):
+                record(index, doc)
+        except KeyboardInterrupt:
+            interrupted = True
+            if main_thread:  # a second Ctrl-C must not cut the clean-up short
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+            for index, doc in executor.cancel():  # finished before the workers stopped: still counts
+                record(index, doc)
+        finally:
+            executor.close()
     finally:
-        executor.close()
+        if main_thread:
+            signal.signal(signal.SIGINT, previous)
     return outcomes, interrupted
+
+
+def _interrupt_once(_signum, _frame) -> None:
+    """SIGINT during a batch: one ``KeyboardInterrupt`` in the main thread, then Ctrl-C is ignored
+    until the executor has stopped its workers (and their sandboxes) and the summary is written."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _graded_card_at(path: Path) -> bool:
+    """Whether ``path`` holds a valid scorecard that is not an ``infrastructure_error``."""
+    try:
+        return read_scorecard(path).status != Status.INFRASTRUCTURE_ERROR
+    except Exception:  # noqa: BLE001 - missing, unreadable or invalid: nothing to keep
+        return False
 
 
 def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | None = None, sandbox: str = "auto",
@@ -345,16 +449,33 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
     """``grade batch``: discover, grade, write ``summary.csv`` and the exports (see ``run_batch``;
     ``executor`` says who grades, default ``LocalExecutor(jobs)``; ``track`` as in ``discover``).
 
+    Nothing is written before the cohort and the seed are known to be valid. The seed is recorded in
+    ``OUT/batch.json`` and reused on resume (``resolve_seed``). ``summary.csv`` is written for what
+    finished, also when the batch is interrupted.
+
     Raises:
         NotADirectoryError: ``root`` is not a folder.
+        EmptyCohort: nothing to grade under ``root`` (nothing is written).
+        SeedConflict: ``seed`` differs from the one recorded in ``out`` and ``force`` is false.
     """
     found = discover(root, exercise=exercise, track=track)
-    outcomes, interrupted = run_batch(found.items, out, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
-                                      require_isolation=require_isolation, on_start=on_start, on_done=on_done,
-                                      executor=executor)
+    if not found.items:
+        if executor is not None:
+            executor.close()
+        raise EmptyCohort(root, found)
+    seed = resolve_seed(out, seed, force=force)
+    record_seed(out, seed)
+    outcomes: list[BatchOutcome] = []
+    interrupted = False
+    try:
+        outcomes, interrupted = run_batch(found.items, out, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
+                                          require_isolation=require_isolation, on_start=on_start,
+                                          on_done=on_done, executor=executor)
+    except KeyboardInterrupt:
+        interrupted = True
     summary = write_summary(found.items, out)
     exports = [] if interrupted else write_exports(found.items, out, formats, hidden_visibility=hidden_visibility)
     order = {item: i for i, item in enumerate(found.items)}
     outcomes.sort(key=lambda o: order.get(o.item, len(order)))
     return BatchResult(outcomes=outcomes, summary=summary, interrupted=interrupted, ignored=found.ignored,
-                       exports=exports)
+                       exports=exports, seed=seed)

@@ -177,6 +177,11 @@ class Executor:
 # -- local: worker processes on this machine ----------------------------------------------------------
 
 _STOPPING = False
+_BUSY = False
+#: Exit status of a pool worker told to stop (the batch itself exits 130).
+WORKER_STOPPED = 130
+#: How long stopped workers get to clean up their sandboxes before they are killed (seconds).
+STOP_GRACE_S = 10.0
 
 
 def _stop_worker(_signum, _frame) -> None:
@@ -184,21 +189,35 @@ def _stop_worker(_signum, _frame) -> None:
     if not _STOPPING:
         _STOPPING = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        if not _BUSY:  # idle between submissions: nothing to clean up, so leave now
+            os._exit(WORKER_STOPPED)
         raise KeyboardInterrupt
 
 
 def _worker_init() -> None:
     """Workers leave Ctrl-C to the parent, which stops them with SIGTERM (turned into KeyboardInterrupt
-    here, so the sandbox backend's own clean-up runs)."""
+    here, so the sandbox backend's own clean-up runs). They start with SIGINT and SIGTERM blocked
+    (``LocalExecutor`` spawns them so, and the mask survives exec), so a Ctrl-C during their start-up
+    never kills one mid-import; SIGTERM is unblocked once its handler is in place."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 
 
 def _pool_grade(job: GradeJob) -> dict | None:
-    """``grade_one`` in a pool worker; None once the worker has been told to stop."""
+    """``grade_one`` in a pool worker; None once the worker has been told to stop. Told to stop
+    mid-submission, the sandbox is cleaned up as the interrupt unwinds, then the worker exits at once
+    (rather than waiting for more work while the parent waits for it)."""
+    global _BUSY  # noqa: PLW0603
     if _STOPPING:
         return None
-    return grade_one(job)
+    _BUSY = True
+    try:
+        return grade_one(job)
+    except KeyboardInterrupt:
+        os._exit(WORKER_STOPPED)
+    finally:
+        _BUSY = False
 
 
 class LocalExecutor(Executor):
@@ -226,9 +245,14 @@ class LocalExecutor(Executor):
             for index, job in enumerate(self._jobs):
                 yield index, grade_one(job)
             return
-        self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                         initializer=_worker_init)
-        self._futures = {self._pool.submit(_pool_grade, job): i for i, job in enumerate(self._jobs)}
+        blocked = {signal.SIGINT, signal.SIGTERM}
+        signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # inherited by the workers (see _worker_init)
+        try:
+            self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_worker_init)
+            self._futures = {self._pool.submit(_pool_grade, job): i for i, job in enumerate(self._jobs)}
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
         pending = set(self._futures)
         while pending:
             finished, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -260,9 +284,12 @@ class LocalExecutor(Executor):
                 os.kill(proc.pid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
                 pass
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + STOP_GRACE_S
         for proc in processes:
             proc.join(timeout=max(0.0, deadline - time.monotonic()))
+            if proc.is_alive():  # stuck past the grace period: the sandbox's own deadline still applies
+                proc.kill()
+                proc.join(timeout=1)
         self.close()
         late = []
         for fut, index in self._futures.items():

@@ -26,19 +26,26 @@ class BatchProgress:
         self._task = None
 
     def __enter__(self) -> "BatchProgress":
-        self._progress.start()
-        self._task = self._progress.add_task("batch", total=None, **self.counts)
         return self
 
     def __exit__(self, *exc) -> None:
-        self._progress.stop()
+        if self._task is not None:
+            self._progress.stop()
+
+    def _ensure(self) -> None:
+        """Show the bar at the first event, so a batch refused before grading prints no bar."""
+        if self._task is None:
+            self._progress.start()
+            self._task = self._progress.add_task("batch", total=None, **self.counts)
 
     def on_start(self, todo: int) -> None:
         """The number of submissions to grade is known (already graded ones were skipped)."""
+        self._ensure()
         self._progress.update(self._task, total=todo, completed=0)
 
     def on_done(self, outcome: BatchOutcome) -> None:
         """One submission finished (or was skipped as current)."""
+        self._ensure()
         if outcome.skipped:
             self.counts["skipped"] += 1
         elif outcome.status == Status.INFRASTRUCTURE_ERROR:

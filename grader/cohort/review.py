@@ -7,6 +7,7 @@ what changed between attempt A and attempt B. Rendering is rich tables only.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -63,13 +64,90 @@ class ReviewTable:
     rows: list[ReviewRow] = field(default_factory=list)
 
 
+class CardsUnreadable(ValueError):
+    """A path given to ``grade review``/``grade report`` is not a scorecard (or a folder or export of
+    them); the message is one line naming the file and its first problem (a usage error, exit 2)."""
+
+
+def _first_problem(exc: Exception) -> str:
+    """One line for what is wrong with a document: the first schema error with its JSON path."""
+    import jsonschema  # noqa: PLC0415
+
+    if isinstance(exc, jsonschema.ValidationError):
+        where = "/".join(str(p) for p in exc.absolute_path) or "the top level"
+        message = exc.message if len(exc.message) <= 120 else exc.message[:117] + "..."
+        return f"not a scorecard: at {where}: {message}"
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text (a binary file?)"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return f"{type(exc).__name__}: {exc}".splitlines()[0]
+
+
+def _cards_in_file(path: Path) -> list[tuple[str, Scorecard]]:
+    """The scorecards of one file: a scorecard, or a JSON export (a list of scorecards, as written by
+    ``--format json``) whose items are labelled by their submission file's stem."""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc, list):
+            if not doc:
+                raise CardsUnreadable(f"{path}: an empty list, no scorecard in it")
+            cards = []
+            for i, item in enumerate(doc):
+                try:
+                    card = Scorecard.from_json(item)
+                except Exception as exc:  # noqa: BLE001 - named, one line
+                    raise CardsUnreadable(f"{path}: item {i}: {_first_problem(exc)}") from None
+                stem = Path(str(card.submission.get("path") or f"item{i}")).stem
+                cards.append((stem, card))
+            return cards
+        return [(label_of(path), Scorecard.from_json(doc))]
+    except CardsUnreadable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other problem: one line naming the file
+        raise CardsUnreadable(f"{path}: {_first_problem(exc)}") from None
+
+
 def load(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
-    """Read scorecards, labelled.
+    """Read scorecards, labelled by file name.
+
+    Each path is a scorecard file, a JSON export holding a list of scorecards (``--format json``),
+    or a folder: every ``*.json`` under it that is a scorecard (``grade batch``'s output folder;
+    its exports and other JSON files are left out).
 
     Raises:
-        OSError, ValueError, jsonschema.ValidationError: a file is unreadable or not a scorecard.
+        CardsUnreadable: a path is missing, unreadable or not a scorecard, or a folder holds none
+            (one line naming the file and its first problem).
     """
-    return [(label_of(p), read_scorecard(p)) for p in paths]
+    cards: list[tuple[str, Scorecard]] = []
+    for path in map(Path, paths):
+        if path.is_dir():
+            found = []
+            for child in sorted(path.rglob("*.json")):
+                if any(part.startswith(".") for part in child.relative_to(path).parts):
+                    continue
+                try:
+                    found += _cards_in_file(child) if not isinstance(_peek(child), list) else []
+                except CardsUnreadable:
+                    continue  # exports (Gradescope results, other JSON) sit beside the scorecards
+            if not found:
+                raise CardsUnreadable(f"{path}: no scorecard in this folder")
+            cards += found
+        elif path.exists():
+            cards += _cards_in_file(path)
+        else:
+            raise CardsUnreadable(f"{path}: no such file or folder")
+    return cards
+
+
+def _peek(path: Path):
+    """The parsed JSON of ``path``, or None when it is not JSON."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except Exception:  # noqa: BLE001
+        return None
 
 
 def review_tables(cards: Sequence[tuple[str, Scorecard]], *, exercise: str | None = None,

@@ -48,6 +48,67 @@ class SubmissionUnreadable(OSError):
     """The submission file is missing or cannot be read (a usage error, exit code 2)."""
 
 
+def decode_submission(source: bytes) -> str:
+    """Decode a submission's bytes as Python does (PEP 263 and PEP 3120): a UTF-8 byte-order mark is
+    dropped, a ``# -*- coding: NAME -*-`` line in the first two lines names the encoding, UTF-8
+    otherwise (``importlib.util.decode_source``, which uses ``tokenize.detect_encoding``). The sandbox
+    imports the file with the same rule (``SourceFileLoader``), so the host scan and the run agree.
+
+    Returns:
+        The source text (universal newlines).
+
+    Raises:
+        SyntaxError: an unknown encoding is named, or a BOM and a coding line disagree.
+        UnicodeDecodeError: the bytes are not valid in the file's encoding (e.g. a binary file).
+    """
+    import importlib.util  # noqa: PLC0415
+
+    return importlib.util.decode_source(source)
+
+
+def _compile_problem(exc: BaseException) -> str:
+    """The status sentence for a file that cannot be compiled (syntax, encoding, NUL bytes)."""
+    hint = "save it as UTF-8, or declare its encoding in a `# -*- coding: NAME -*-` line (PEP 263)"
+    if isinstance(exc, UnicodeDecodeError):
+        return (f"The file does not compile: it is not valid {exc.encoding.replace('-sig', '')} text "
+                f"(byte {exc.start}: {exc.reason}); {hint}")
+    if isinstance(exc, SyntaxError) and "encoding" in str(exc.msg):  # from tokenize.detect_encoding
+        return (f"The file does not compile: it is not valid utf-8 text and declares no other encoding "
+                f"({exc.msg}); {hint}")
+    where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
+    reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
+    return f"The file does not compile: {type(exc).__name__}{where}: {reason}"
+
+
+def _short_checks(exercise: Exercise, verdict: Verdict, why: str) -> tuple[CheckResult, ...]:
+    """Every check with one short message pointing at the status, where the full reason is said once."""
+    return _same_verdict_everywhere(exercise, verdict, f"Not run: {why} (see the status).")
+
+
+def _missing_entry_points(results: RunResults) -> list[str]:
+    """Sentences of the runner's ``MissingEntryPoint`` reports that name a missing function or class
+    (e.g. "the submission defines no function 'softmax'"), in plan order, without repeats."""
+    found: list[str] = []
+    for step in results.steps.values():
+        exc = step.report.get("exception") or {}
+        message = str(exc.get("message", ""))
+        if exc.get("type") == "MissingEntryPoint" and message.startswith("the submission defines no"):
+            if message not in found:
+                found.append(message)
+    return found
+
+
+def _say_missing_once(checks: tuple[CheckResult, ...], missing: list[str]) -> tuple[CheckResult, ...]:
+    """Checks whose message repeats a missing entry point get a short pointer to the status instead."""
+    short = []
+    for c in checks:
+        hit = next((m for m in missing if m.lower() in c.message.lower()), None)
+        if hit is not None and c.verdict != Verdict.PASSED:
+            c = CheckResult(**{**c.__dict__, "message": f"Not run: {hit} (see the status)."})
+        short.append(c)
+    return tuple(short)
+
+
 @dataclass
 class _Context:
     exercise: Exercise
@@ -324,13 +385,11 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     # 1. Static checks on the host: syntax, then API rules.
     say("checking syntax and API rules")
     try:
-        text = source.decode("utf-8")
+        text = decode_submission(source)
         violations = scan_source(text, exercise.forbidden_modules, exercise.forbidden_names)
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
-        where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
-        reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-        message = f"The file does not compile: {type(exc).__name__}{where}: {reason}"
-        return card(Status.COMPILE_ERROR, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"),
+        message = _compile_problem(exc)
+        return card(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR, "the file does not compile"),
                     message)
     if violations:
         message = "The submission " + "; ".join(v.sentence() for v in violations) + "."
@@ -386,10 +445,12 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             if results.started is None:  # the runner never got as far as importing the submission
                 raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
             # The runner was ready and importing the submission when the process ended (os._exit, a
-            # signal) or its result channel was corrupted: the submission's doing.
-            status = Status.CRASHED if results.problems or (run.exit_code or 0) < 0 else Status.COMPILE_ERROR
+            # signal) or its result channel was corrupted: the submission's doing. It compiled (the
+            # host parsed it), so this is a crash, never a compile error.
             message = f"The submission ended the process while being imported ({detail})."
-            return card(status, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"), message, run)
+            return card(Status.CRASHED, _short_checks(exercise, Verdict.ERROR,
+                                                      "the submission ended the process while being imported"),
+                        message, run)
         if results.forbidden_imports:
             names = ", ".join(sorted(set(results.forbidden_imports)))
             message = f"The submission tried to import {names}, which this exercise forbids."
@@ -398,7 +459,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             exc = results.import_report.get("exception") or {}
             message = (f"The submission failed while being imported: {exc.get('type')}: {exc.get('message')}\n"
                        f"{exc.get('traceback', '')}").rstrip()
-            return card(Status.COMPILE_ERROR, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run. {message}"),
+            return card(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR,
+                                                            "the submission failed while being imported"),
                         message, run)
 
         flagged = op_audit.forbidden_ops(plan, results)
@@ -433,6 +495,12 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
                         for cid, items in outcomes.items()}
         checks = _check_results(exercise, outcomes)
+        missing = _missing_entry_points(results)
+        if missing:  # said once, at the status; the checks point there
+            checks = _say_missing_once(checks, missing)
+            said = "; ".join(m[0].upper() + m[1:] for m in missing)
+            status_message = f"{said}; the checks that need it were not run." + (
+                f" {status_message}" if status_message else "")
         if plan.audit_ops:
             checks = op_audit.with_ops_seen(checks, plan, results)
         return card(status, checks, status_message, run, collect_artifacts(exercise, plan, checks, results, golden))

@@ -84,7 +84,7 @@ def test_a_runner_that_never_starts_is_the_graders_fault_but_os_exit_at_import_i
     _assert_not_charged(card, "the runner reported nothing")
     monkeypatch.undo()
     card = grade_submission(get_exercise("softmax"), OS_EXIT, sandbox="process", seed=1)
-    assert card.status == "compile_error" and "while being imported" in card.status_message
+    assert card.status == "crashed" and "while being imported" in card.status_message
 
 
 def test_a_check_that_raises_is_an_infrastructure_error(monkeypatch, tmp_path):

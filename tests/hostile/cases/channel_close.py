@@ -1,6 +1,6 @@
 """Hostile: closes the runner's result channel at import (then the process goes on).
 
-expect: compile_error
+expect: crashed
 passes: none
 output-has: CHANNEL: fd
 """
