@@ -8,7 +8,9 @@ import pytest
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
 from grader.grading.exercise import get_exercise
-from grader.grading.grade import build_plan
+from grader.grading.grade import build_plan, run_in_process
+from grader.judge.judges import JudgeContext
+from grader.run.runner import load_submission
 
 SAMPLES = ROOT / "submissions" / "samples" / "positional_encoding"
 
@@ -21,6 +23,24 @@ def _reference():
 
 
 ref = _reference()
+
+
+def judge_track(track: str, path, seed: int = 7) -> dict:
+    """Outcomes by check id for the module at ``path`` graded in ``track``, judged as the host judges."""
+    ex = get_exercise("positional_encoding", track=track)
+    plan = build_plan(ex, seed)
+    expected = run_in_process(plan.wire(), plan.arrays, ex.load_reference())
+    gw, ga = plan.golden()
+    golden = run_in_process(gw, ga, ex.load_reference())
+    got = run_in_process(plan.wire(), plan.arrays, load_submission(str(path), f"pe_{track}_{path.stem}"), str(path))
+    outcomes: dict = {}
+    for step in plan.steps:
+        if step.judge is not None:
+            ctx = JudgeContext(step=step, plan=plan, got=got.steps.get(step.id), expected=expected.steps[step.id],
+                               golden=golden.steps[step.id], candidate_steps=got.steps,
+                               expected_steps=expected.steps, golden_steps=golden.steps)
+            outcomes.setdefault(step.check, []).append(step.judge(ctx))
+    return outcomes
 
 
 def _by_hand(p: int, column: int, d_model: int) -> float:
@@ -106,3 +126,43 @@ def test_float32_angles_pass_the_small_positions_and_no_other_mistake_is_named()
     text = messages(outcomes, "large_positions") + messages(outcomes, "hidden_values")
     for other in ("tensor2tensor", "swapped", "offset was ignored", "its own exponent", "for pair i"):
         assert other not in text
+
+
+# -- the PyTorch track ----------------------------------------------------------------------------------
+
+TORCH_SAMPLES = SAMPLES / "torch"
+
+
+@pytest.mark.parametrize("seq_len,d_model,offset", [(6, 8, 0), (3, 64, 999_997), (5, 10, 31)])
+def test_torch_reference_equals_the_formula_by_hand(seq_len, d_model, offset):
+    torch = pytest.importorskip("torch")
+    ref_t = get_exercise("positional_encoding", track="torch").load_reference()
+    pe = ref_t.sinusoidal_positional_encoding(seq_len, d_model, offset)
+    assert isinstance(pe, torch.Tensor) and pe.dtype == torch.float32 and tuple(pe.shape) == (seq_len, d_model)
+    want = np.array([[_by_hand(offset + r, c, d_model) for c in range(d_model)] for r in range(seq_len)])
+    np.testing.assert_allclose(pe.numpy(), want, rtol=0, atol=float(np.finfo(np.float32).eps))
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in TORCH_SAMPLES.glob("correct_*.py")))
+def test_torch_correct_samples_pass_every_check(sample):
+    assert failed(judge_track("torch", TORCH_SAMPLES / sample)) == set()
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_float32_angles.py", "large_positions", "computed in float32"),
+    ("bug_concat_halves.py", "values", "tensor2tensor / MAE layout"),
+    ("bug_offset_ignored.py", "offset", "the offset was ignored"),
+    ("bug_exponent_i.py", "values", "10000^(i/d_model) for pair i"),
+    ("bug_returns_numpy.py", "values", "Returned a NumPy array; the torch track returns a torch.Tensor"),
+    ("bug_returns_float64.py", "dtype_float32", "wrong dtype: got float64, expected float32"),
+])
+def test_torch_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_track("torch", TORCH_SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+def test_a_tensor_fails_the_numpy_track():
+    outcomes = judge_track("numpy", TORCH_SAMPLES / "correct_float64_arange.py")
+    assert "values" in failed(outcomes)
+    assert "Returned a torch.Tensor; the numpy track returns a NumPy array" in messages(outcomes, "values")

@@ -7,6 +7,10 @@ tolerance floor of ``grader.judge.tolerance``. Public value cases keep positions
 float32 angle is off by less than the tolerance; ``large_positions`` goes up to 10^6, where it is
 off by up to 0.03. Diagnoses replay known mistakes in float64 (``encoding64``) and name one only
 when exactly that one reproduces the candidate's output.
+
+Two tracks build the same cases (``build_plan(..., track=...)``): the inputs are integers either way;
+``numpy`` must return a NumPy array and ``torch`` a ``torch.Tensor`` (``of_track``). There is nothing
+to differentiate (the inputs are integers), so the torch track grades no gradients.
 """
 
 from __future__ import annotations
@@ -14,8 +18,9 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, raises
+from grader.judge.judges import JudgeContext, Outcome, close, dtype_preserved, output_descriptor, raises
 from grader.judge.tolerance import Tolerance
+from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
 
 ENTRY = "sinusoidal_positional_encoding"
@@ -105,18 +110,41 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
+def of_track(judge, track: str):
+    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
+    a NumPy array in ``numpy``), as the tracks' contract says (arrays in NumPy, tensors in PyTorch)."""
+
+    def judged(ctx: JudgeContext) -> Outcome:
+        out = judge(ctx)
+        if out.verdict != Verdict.PASSED:
+            return out
+        is_tensor = bool((output_descriptor(ctx.got) or {}).get("torch_dtype"))
+        if is_tensor != (track == "torch"):
+            want, got = ("a torch.Tensor", "a NumPy array") if track == "torch" else ("a NumPy array", "a torch.Tensor")
+            return Outcome(Verdict.FAILED, f"Returned {got}; the {track} track returns {want}.",
+                           {"expected_kind": want, "got_kind": got})
+        return out
+
+    return judged
+
+
 def _describe(seq_len: int, d_model: int, offset: int | None) -> str:
     off = "" if offset is None else f", offset={offset}"
     return f"seq_len={seq_len}, d_model={d_model}{off}"
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the positional_encoding plan: fixed public cases, hidden ones from ``hidden_seed``.
+def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
+    """Build the positional_encoding plan of ``track``: fixed public cases, hidden ones from ``hidden_seed``.
 
     ``public_seed`` is unused: every public case is a fixed triple of integers.
+
+    Raises:
+        ValueError: an unknown track.
     """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"positional_encoding has no {track!r} track")
     b = PlanBuilder()
-    judge = close(diagnose=diagnose)
+    judge = of_track(close(diagnose=diagnose), track)
 
     def add(check: str, seq_len: int, d_model: int, offset: int | None = None, *, judge_fn=judge,
             note: str = "") -> None:
@@ -136,7 +164,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     add("negative_arguments", -1, 8, judge_fn=raises("ValueError", when="seq_len=-1 < 0"))
     add("negative_arguments", 4, 8, -3, judge_fn=raises("ValueError", when="offset=-3 < 0"))
     for L, d, off in [(3, 8, None), (5, 6, 2)]:
-        add("dtype_float32", L, d, off, judge_fn=dtype_preserved())
+        add("dtype_float32", L, d, off, judge_fn=of_track(dtype_preserved(), track))
 
     hidden = np.random.default_rng(hidden_seed)
     for i in range(6):

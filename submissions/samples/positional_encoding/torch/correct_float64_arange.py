@@ -1,0 +1,15 @@
+"""Correct: torch.arange in float64, the frequencies from exp/log, cast to float32 at the end."""
+import math
+
+import torch
+
+
+def sinusoidal_positional_encoding(seq_len, d_model, offset=0):
+    if d_model % 2 or seq_len < 0 or offset < 0:
+        raise ValueError("bad arguments")
+    position = torch.arange(offset, offset + seq_len, dtype=torch.float64).unsqueeze(1)
+    div_term = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float64) * (-math.log(10000.0) / d_model))
+    pe = torch.zeros(seq_len, d_model, dtype=torch.float64)
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)
+    return pe.float()
