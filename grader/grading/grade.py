@@ -66,6 +66,41 @@ def decode_submission(source: bytes) -> str:
     return importlib.util.decode_source(source)
 
 
+def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: int) -> dict:
+    """The scorecard's ``output``: ``text`` is everything the submission printed (the interviewer
+    view), ``candidate_text`` only what it printed while being imported and during steps of public
+    checks (issue #13: output printed during hidden steps can hold hidden inputs). The runner tags
+    output by step (``printed`` in each frame); a step of no declared check counts as hidden, and
+    with no plan or no tags nothing is shown to the candidate.
+
+    Returns:
+        ``{"text", "truncated", "candidate_text"}`` (text capped at ``cap`` bytes by the backend;
+        ``candidate_text`` at ``cap`` characters).
+    """
+    if run is None:
+        return {"text": "", "truncated": False, "candidate_text": ""}
+    from grader.run.channel import display_text  # noqa: PLC0415
+
+    public = {c.id for c in exercise.checks if c.visibility == "public"}
+    parts, withheld = [], 0
+    printed = (run.results.import_report or {}).get("printed")
+    if printed:
+        parts.append(printed["text"])
+    for step in (plan.steps if plan is not None else ()):
+        got = run.results.steps.get(step.id)
+        printed = got.report.get("printed") if got is not None else None
+        if not printed or not printed.get("bytes"):
+            continue
+        if step.check in public:
+            parts.append(printed["text"])
+        else:
+            withheld += 1
+    shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
+    if withheld:
+        shown += f"\n[output printed during {withheld} hidden step(s) is withheld]\n"
+    return {"text": run.output, "truncated": bool(run.output_truncated), "candidate_text": shown}
+
+
 def _compile_problem(exc: BaseException) -> str:
     """The status sentence for a file that cannot be compiled (syntax, encoding, NUL bytes)."""
     hint = "save it as UTF-8, or declare its encoding in a `# -*- coding: NAME -*-` line (PEP 263)"
@@ -369,6 +404,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
     limits = limits or exercise.limits
     sandbox_info = {"backend": "none", "image": None, "isolation": {}, "limits": limits.to_json()}
+    state: dict = {"plan": None}  # the plan, once built: which steps were hidden (for the candidate view)
 
     def card(status: Status, checks, message: str = "", run: SandboxRun | None = None,
              artifacts: dict | None = None) -> Scorecard:
@@ -379,7 +415,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             sandbox=sandbox_info, environment=environment(), started_at=ctx.started_at,
             duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,
             score=float(sum(c.points for c in checks)), max_score=exercise.max_score, checks=tuple(checks),
-            output={"text": run.output if run else "", "truncated": bool(run and run.output_truncated)},
+            output=_output(exercise, state["plan"], run, limits.output_bytes),
             seed=seed, grader_version=__version__, artifacts=artifacts)
 
     # 1. Static checks on the host: syntax, then API rules.
@@ -411,6 +447,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         say("building the plan")
         device = probe_device(exercise, info.backend)
         plan, answers = _reference_answers(exercise, seed, device)
+        state["plan"] = plan
         job = SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source, needs_torch=plan.uses_torch())
         if answers is None and not plan.uses_torch():
             # NumPy plans measure the reference's peak bytes with tracemalloc, which is process-wide:

@@ -66,7 +66,9 @@ class Scorecard:
         status_message: one sentence about the status ("" when graded cleanly).
         score / max_score: points.
         checks: per-check results, in ``exercise.toml`` order.
-        output: the submission's captured stdout/stderr (``text``, ``truncated``).
+        output: the submission's captured stdout/stderr (``text``, ``truncated``) and, in the
+            interviewer view, ``candidate_text``: what it printed at import and during public steps
+            only, which is all the candidate view shows.
         seed: seed of the hidden cases (interviewer view only; None in the candidate view).
         view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
         artifacts: small arrays for the interviewer's report (``grader.grading.artifacts``: heatmaps of
@@ -130,7 +132,9 @@ class Scorecard:
                 checks.append(replace(c, details={}))
             else:
                 checks.append(c)
-        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None)
+        # Only what was printed at import and during public steps; a card without that split shows none.
+        output = {"text": self.output.get("candidate_text", ""), "truncated": bool(self.output.get("truncated"))}
+        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output)
 
 
 _HIDDEN_MESSAGES = {

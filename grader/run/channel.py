@@ -253,8 +253,20 @@ def _check_descriptor(desc, arrays: dict[str, np.ndarray], depth: int = 0) -> No
         _fail("a scalar descriptor's value is not a scalar")
 
 
+def _check_printed(printed, what: str) -> None:
+    """``printed`` (what the submission printed during a step or the import) is None or
+    ``{"text": str, "bytes": int >= 0}``."""
+    if printed is None:
+        return
+    if (not isinstance(printed, dict) or not isinstance(printed.get("text"), str)
+            or not isinstance(printed.get("bytes"), int) or isinstance(printed.get("bytes"), bool)
+            or printed["bytes"] < 0):
+        _fail(f"{what} printed output")
+
+
 def check_step_report(report: dict, arrays: dict[str, np.ndarray]) -> None:
     """Check the fields of a sandbox step report that the host reads (raises ``ChannelError``)."""
+    _check_printed(report.get("printed"), "step")
     if not isinstance(report.get("id"), str) or not isinstance(report.get("ok"), bool):
         _fail("step id or ok flag")
     if "runner_error" in report:
@@ -293,6 +305,7 @@ def check_import_report(doc: dict) -> dict:
     if not isinstance(doc.get("ok"), bool):
         _fail("import ok flag")
     _check_exception(doc.get("exception"), "import exception")
+    _check_printed(doc.get("printed"), "import")
     _strings(doc.get("forbidden_imports") or [], "forbidden_imports")
     return doc
 

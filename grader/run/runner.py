@@ -445,6 +445,115 @@ def encode_step_frame(report: dict, arrays: dict[str, np.ndarray]) -> bytes:
     return buf.getvalue()
 
 
+#: What one step's report keeps of the output printed during it (bytes); the rest is counted.
+PRINTED_STEP_CAP = 4096
+#: What all step reports of a run keep together (bytes).
+PRINTED_TOTAL_CAP = 64 * 1024
+
+
+class OutputCapture:
+    """Tags the submission's printed output by plan step (issue #13: hidden steps' output must never
+    reach the candidate view).
+
+    fd 1 and fd 2 are pointed at a pipe that a reader thread drains. Every byte is forwarded to the
+    process's original stderr (the host's captured-output stream, unchanged, capped by the host) and
+    also kept, capped, for the segment that is open: the import, then each step. ``cut()`` closes a
+    segment: it flushes Python's streams and writes a marker that holds a fresh random token into the
+    pipe, and waits until the reader has seen it, so every byte written before the cut belongs to
+    the segment it closes. A submission cannot forge a cut: it never sees a token before it is
+    written, and each is used once.
+
+    Args:
+        original_stderr: a duplicate of the process's stderr, where everything is forwarded.
+    """
+
+    def __init__(self, original_stderr: int):
+        import threading  # noqa: PLC0415 - sandbox side only
+
+        self._out = original_stderr
+        self._read, write = os.pipe()
+        self._write = os.dup(write)  # ours, for markers, whatever the submission does to fd 1 and 2
+        os.dup2(write, 1)
+        os.dup2(write, 2)
+        os.close(write)
+        self._lock = threading.Lock()
+        self._marker: bytes | None = None
+        self._seen = threading.Event()
+        self._pending = b""
+        self._kept = bytearray()
+        self._count = 0
+        self._total_kept = 0
+        self._segment: tuple[bytes, int] | None = None
+        threading.Thread(target=self._drain, name="grader-output", daemon=True).start()
+
+    def _take(self, data: bytes) -> None:
+        if data:
+            try:
+                os.write(self._out, data)
+            except OSError:
+                pass
+            room = min(PRINTED_STEP_CAP - len(self._kept), PRINTED_TOTAL_CAP - self._total_kept)
+            if room > 0:
+                self._kept += data[:room]
+                self._total_kept += min(room, len(data))
+            self._count += len(data)
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                chunk = os.read(self._read, 1 << 16)
+            except OSError:
+                return
+            if not chunk:
+                return
+            with self._lock:
+                data = self._pending + chunk
+                marker = self._marker
+                if marker is not None and marker in data:
+                    before, _, after = data.partition(marker)
+                    self._take(before)
+                    self._segment = (bytes(self._kept), self._count)
+                    self._kept, self._count = bytearray(), 0
+                    self._marker = None
+                    self._pending = b""
+                    self._take(after)
+                    self._seen.set()
+                    continue
+                # keep a tail that may be the start of a marker split across two reads
+                keep = len(marker) - 1 if marker is not None else 0
+                cut = max(0, len(data) - keep)
+                self._take(data[:cut])
+                self._pending = data[cut:]
+
+    def cut(self, timeout: float = 5.0) -> dict:
+        """Close the open segment; returns ``{"text", "bytes"}``: what was printed in it (text decoded
+        as UTF-8 with replacement, at most ``PRINTED_STEP_CAP`` bytes of it) and how many bytes."""
+        import secrets  # noqa: PLC0415
+
+        for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+            try:
+                stream.flush()
+            except BaseException:  # noqa: BLE001 - a stream the submission broke
+                pass
+        marker = b"\x00@@GRADER-CUT " + secrets.token_hex(16).encode() + b"\x00"
+        with self._lock:
+            self._seen.clear()
+            self._marker = marker
+        try:
+            os.write(self._write, marker)
+        except OSError:
+            pass
+        if not self._seen.wait(timeout):  # the pipe is wedged (a hostile submission): close it anyway
+            with self._lock:
+                self._marker = None
+                self._segment = (bytes(self._kept), self._count)
+                self._kept, self._count = bytearray(), 0
+        with self._lock:
+            kept, count = self._segment or (b"", 0)
+            self._segment = None
+        return {"text": kept.decode("utf-8", errors="replace"), "bytes": int(count)}
+
+
 def write_frame(channel, kind: str, payload: bytes) -> None:
     """Write one frame to the binary result channel and flush it."""
     channel.write(FRAME_MAGIC + f" {kind} {len(payload)}\n".encode("ascii") + payload)
@@ -472,7 +581,10 @@ def main(argv: list[str] | None = None) -> int:
     # nothing the submission prints can be mistaken for a frame.
     channel = os.fdopen(os.dup(1), "wb", buffering=0)
     sys.stdout.flush()
-    os.dup2(2, 1)
+    sys.stderr.flush()
+    # fd 1 and fd 2 now go through a pipe that tags what is printed by step (OutputCapture); all of
+    # it still reaches the original stderr, which the host captures.
+    capture = OutputCapture(os.dup(2))
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True,
                                   encoding="utf-8", errors="replace")
 
@@ -502,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
         module = None
         import_report["exception"] = describe_exception(exc, submission_path)
     import_report["seconds"] = time.perf_counter() - start
+    import_report["printed"] = capture.cut()
     write_frame(channel, "import", json.dumps(import_report).encode())
     if module is None:
         write_frame(channel, "done", json.dumps({"forbidden_imports": attempts}).encode())
@@ -511,6 +624,7 @@ def main(argv: list[str] | None = None) -> int:
 
     def emit(report, out):
         report["forbidden_imports"] = list(attempts)
+        report["printed"] = capture.cut()
         write_frame(channel, "step", encode_step_frame(report, out))
 
     executor.run(emit)
