@@ -9,7 +9,9 @@ import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
 from grader.grading.exercise import get_exercise
-from grader.grading.grade import build_plan
+from grader.grading.grade import build_plan, run_in_process
+from grader.judge.judges import JudgeContext
+from grader.run.runner import load_submission
 
 SAMPLES = ROOT / "submissions" / "samples" / "rope"
 
@@ -158,3 +160,85 @@ def test_float32_table_is_caught_only_where_float64_is_asked():
     outcomes = judge_in_process("rope", SAMPLES / "bug_float32_table_for_float64.py")
     assert failed(outcomes) & {"values", "cache_offset", "half_precision", "relative_position"} == set()
     assert "float32 for a float64 input" not in messages(outcomes, "values")
+
+
+# -- the NumPy track ------------------------------------------------------------------------------------
+
+NUMPY_SAMPLES = SAMPLES / "numpy"
+ref_np = get_exercise("rope", track="numpy").load_reference()
+
+
+def judge_track(track: str, path, seed: int = 7) -> dict:
+    """Outcomes by check id for the module at ``path`` graded in ``track``, judged as the host judges."""
+    ex = get_exercise("rope", track=track)
+    plan = build_plan(ex, seed)
+    expected = run_in_process(plan.wire(), plan.arrays, ex.load_reference())
+    gw, ga = plan.golden()
+    golden = run_in_process(gw, ga, ex.load_reference())
+    got = run_in_process(plan.wire(), plan.arrays, load_submission(str(path), f"rope_{track}_{path.stem}"), str(path))
+    outcomes: dict = {}
+    for step in plan.steps:
+        if step.judge is not None:
+            ctx = JudgeContext(step=step, plan=plan, got=got.steps.get(step.id), expected=expected.steps[step.id],
+                               golden=golden.steps[step.id], candidate_steps=got.steps,
+                               expected_steps=expected.steps, golden_steps=golden.steps)
+            outcomes.setdefault(step.check, []).append(step.judge(ctx))
+    return outcomes
+
+
+@pytest.mark.parametrize("dtype,positions", [(np.float64, [0, 5, 4095, 17]), (np.float32, np.array([3, 4, 5, 6], np.int16))])
+def test_numpy_reference_equals_complex_multiplication(dtype, positions):
+    x = np.random.default_rng(8).standard_normal((2, 4, 8)).astype(dtype)
+    got = ref_np.apply_rope(x, positions)
+    assert got.dtype == dtype
+    tol = 1e-12 if dtype == np.float64 else 2e-6
+    np.testing.assert_allclose(got, _complex_oracle(x, positions), rtol=tol, atol=tol)
+
+
+def test_numpy_float16_is_rotated_at_float32_and_cast_back():
+    x = np.random.default_rng(9).standard_normal((3, 16)).astype(np.float16)
+    got = ref_np.apply_rope(x, [7, 8, 9])
+    want = _complex_oracle(x.astype(np.float64), [7, 8, 9])
+    assert got.dtype == np.float16
+    assert np.all(np.abs(got.astype(np.float64) - want) <= np.finfo(np.float16).eps * np.abs(want) + 1e-6)
+
+
+def test_numpy_track_drops_the_gradient_and_bfloat16():
+    ex = get_exercise("rope", track="numpy")
+    assert "grad_x" not in {c.id for c in ex.checks}
+    plan = build_plan(ex, seed=3)
+    assert not plan.uses_torch()
+    kinds = {a["array"] and plan.arrays[a["array"]].dtype.name for s in plan.wire()["steps"] for a in s["args"]
+             if "array" in a}
+    assert {"float16", "float32", "float64", "int16", "uint8"} <= kinds
+
+
+@pytest.mark.parametrize("sample", sorted(p.name for p in NUMPY_SAMPLES.glob("correct_*.py")))
+def test_numpy_correct_samples_pass_every_check(sample):
+    assert failed(judge_track("numpy", NUMPY_SAMPLES / sample)) == set()
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_interleaved_pairs.py", "values", "interleaved-pair layout of RoFormer, Meta's LLaMA and GPT-J"),
+    ("bug_positions_restart.py", "cache_offset", "positions were restarted at 0"),
+    ("bug_freq_over_d.py", "values", "base^(-i/d) over the features"),
+    ("bug_sin_cos_swapped.py", "values", "sin and cos were swapped"),
+    ("bug_rotate_half_sign.py", "values", "wrong way (by -theta)"),
+    ("bug_float32_table_for_float64.py", "float64", "built in float32 for a float64 input"),
+    ("bug_inplace.py", "input_unchanged", "Modified its input in place: x"),
+    ("bug_returns_float64.py", "dtype_preserved", "wrong dtype: got float64"),
+    ("bug_no_odd_check.py", "odd_d", "Expected ValueError"),
+])
+def test_numpy_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_track("numpy", NUMPY_SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+def test_an_array_fails_the_torch_track(tmp_path):
+    path = tmp_path / "returns_numpy.py"
+    path.write_text((SAMPLES / "correct_float64_internal.py").read_text().replace(
+        "return (x64 * torch.cos(theta) + x_rot * torch.sin(theta)).to(x.dtype)",
+        "return (x64 * torch.cos(theta) + x_rot * torch.sin(theta)).to(x.dtype).detach().numpy()"))
+    outcomes = judge_track("torch", path)
+    assert "Returned a NumPy array; the torch track returns a torch.Tensor" in messages(outcomes, "values")

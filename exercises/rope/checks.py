@@ -6,6 +6,11 @@ style baseline in ``baselines/`` set the same-dtype error). ``relative_position`
 property that makes RoPE useful: the score of a query rotated at ``m`` and a key rotated at ``n``
 equals the score at ``(m + s, n + s)``. Diagnoses replay known mistakes in float64 (``rope64``) and
 name one only when exactly that one reproduces the candidate's output.
+
+Two tracks build the same cases (``build_plan(..., track=...)``): ``torch`` (the default) hands over
+tensors and integer tensors of positions, grades the gradient with respect to ``x`` and float16 and
+bfloat16; ``numpy`` hands over arrays (positions as lists or integer arrays), grades float16 as its
+half precision and no gradient. Each track requires its own result kind (``of_track``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import numpy as np
 
 from grader.judge.compare import close_enough, compare_arrays
 from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, failure_from_exception,
-                                 gradients_close, inputs_unchanged, output_array, raises)
+                                 gradients_close, inputs_unchanged, output_array, output_descriptor, raises)
 from grader.judge.tolerance import Tolerance
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
@@ -161,8 +166,10 @@ def relative_position(steps: tuple[str, str, str, str], shift: int):
             return Outcome(Verdict.FAILED, f"The score of a rotated query and key changed when both positions "
                            f"moved by {shift}: RoPE's scores depend only on the position difference "
                            f"(a rotation by theta_m then by -theta_n).\n{cmp.message}", details)
-        q0 = np.asarray(ctx.plan.arrays[ctx.plan.step(steps[0]).wire["args"][0]["tensor"]])
-        k0 = np.asarray(ctx.plan.arrays[ctx.plan.step(steps[1]).wire["args"][0]["tensor"]])
+        q0 = np.asarray(JudgeContext(step=ctx.plan.step(steps[0]), plan=ctx.plan, got=None, expected=ctx.expected,
+                                     golden=ctx.golden).arg(0))
+        k0 = np.asarray(JudgeContext(step=ctx.plan.step(steps[1]), plan=ctx.plan, got=None, expected=ctx.expected,
+                                     golden=ctx.golden).arg(0))
         if float(np.max(np.abs(got_base - _scores(q0, k0)))) <= allowed:
             return Outcome(Verdict.FAILED, "The scores are those of the unrotated query and key: the "
                            "positions were not applied.", details)
@@ -171,20 +178,48 @@ def relative_position(steps: tuple[str, str, str, str], shift: int):
     return judge
 
 
+def of_track(judge, track: str):
+    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
+    a NumPy array in ``numpy``), as the tracks' contract says (arrays in NumPy, tensors in PyTorch)."""
+
+    def judged(ctx: JudgeContext) -> Outcome:
+        out = judge(ctx)
+        if out.verdict != Verdict.PASSED:
+            return out
+        is_tensor = bool((output_descriptor(ctx.got) or {}).get("torch_dtype"))
+        if is_tensor != (track == "torch"):
+            want, got = ("a torch.Tensor", "a NumPy array") if track == "torch" else ("a NumPy array", "a torch.Tensor")
+            return Outcome(Verdict.FAILED, f"Returned {got}; the {track} track returns {want}.",
+                           {"expected_kind": want, "got_kind": got})
+        return out
+
+    return judged
+
+
 # -- cases --------------------------------------------------------------------------------------------
 
 class _Cases:
     """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
 
-    def __init__(self, b: PlanBuilder):
+    def __init__(self, b: PlanBuilder, track: str):
         self.b = b
         self.n = 0
+        self.track = track
 
     def positions(self, name: str, pos: list[int], kind: str) -> dict:
-        """``pos`` as a list (``kind='list'``) or as an integer tensor of dtype ``kind``."""
+        """``pos`` as a list (``kind='list'``) or as an integer tensor (torch) / array (numpy) of dtype ``kind``."""
         if kind == "list":
             return self.b.value([int(p) for p in pos])
+        if self.track == "numpy":
+            return self.b.array(name, np.asarray(pos, dtype=kind), label="positions")
         return self.b.tensor(name, np.asarray(pos, dtype=np.int64), dtype=kind, label="positions")
+
+    def x(self, name: str, x: np.ndarray, dtype: str, requires_grad: bool = False) -> dict:
+        """``x`` as a tensor of ``dtype`` (torch) or an array of ``dtype`` (numpy; no bfloat16 there)."""
+        if self.track == "numpy":
+            return self.b.array(name, x.astype(dtype), label="x")
+        store = np.float64 if dtype == "float64" else np.float32
+        return self.b.tensor(name, x.astype(store), dtype=dtype, requires_grad=requires_grad, label="x")
 
     def add(self, check: str, rng: np.random.Generator, shape: tuple[int, ...], *, positions=None,
             offset: int = 0, dtype: str = "float32", pos_kind: str = "int64", base: float | None = None,
@@ -195,20 +230,21 @@ class _Cases:
         pos = list(positions) if positions is not None else list(range(offset, offset + L))
         x = rng.standard_normal(shape)
         store = np.float64 if dtype == "float64" else np.float32
-        args = [b.tensor(f"x{n}", x.astype(store), dtype=dtype, requires_grad=grad, label="x"),
-                self.positions(f"positions{n}", pos, pos_kind)]
+        args = [self.x(f"x{n}", x, dtype, grad), self.positions(f"positions{n}", pos, pos_kind)]
         if base is not None:
             args.append(b.value(base))
         backward = None
         if grad:
             b.array(f"grad_out{n}", rng.standard_normal(shape).astype(store))
             backward = {"grad_output": f"grad_out{n}", "wrt": ["x"]}
+        kind = "tensor" if self.track == "torch" else "array"
         shown = pos if len(pos) <= 6 else f"[{pos[0]}, {pos[1]}, ..., {pos[-1]}]"
         describe = (f"x: shape {shape}, {dtype}; positions {shown} as "
-                    f"{'a list' if pos_kind == 'list' else 'a ' + pos_kind + ' tensor'}"
+                    f"{'a list' if pos_kind == 'list' else 'a ' + pos_kind + ' ' + kind}"
                     + (f"; base={base:g}" if base is not None else "") + ("; gradient of x" if grad else "")
                     + (f"; {note}" if note else ""))
-        step = b.call(check, ENTRY, args, judge=judge or close(diagnose=diagnose), describe=describe,
+        step = b.call(check, ENTRY, args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+                      describe=describe,
                       backward=backward)
         return step.id
 
@@ -225,7 +261,7 @@ class _Cases:
         for tag, x, pos in (("q", q, p_q), ("k", k, p_k), ("q_shift", q, [p + shift for p in p_q]),
                             ("k_shift", k, [p + shift for p in p_k])):
             name = f"rel{n}_{tag}"
-            args = [b.tensor(f"{name}_x", x, label="x"), self.positions(f"{name}_pos", pos, "int64")]
+            args = [self.x(f"{name}_x", x, "float32"), self.positions(f"{name}_pos", pos, "int64")]
             ids.append(b.call(check, ENTRY, args, describe=f"{tag}: shape {x.shape}, float32, positions {pos}").id)
         b.plan.steps[-1].judge = relative_position(tuple(ids), shift)
         b.plan.steps[-1].describe = (f"query {(*lead, L_q, d)} at positions {p_q} and key {(*lead, L_k, d)} at "
@@ -234,16 +270,22 @@ class _Cases:
     def odd(self, check: str, rng: np.random.Generator, shape: tuple[int, ...]) -> None:
         self.n += 1
         b = self.b
-        args = [b.tensor(f"x{self.n}", rng.standard_normal(shape).astype(np.float32), label="x"),
-                b.value(list(range(shape[-2])))]
+        args = [self.x(f"x{self.n}", rng.standard_normal(shape), "float32"), b.value(list(range(shape[-2])))]
         b.call(check, ENTRY, args, judge=raises("ValueError", when=f"d={shape[-1]} is odd"),
                describe=f"x: shape {shape} (d odd), float32")
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the rope plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan:
+    """Build the rope plan of ``track``: public cases from ``public_seed``, hidden ones from ``hidden_seed``.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"rope has no {track!r} track")
     b = PlanBuilder()
-    c = _Cases(b)
+    c = _Cases(b, track)
+    halves = ("float16", "bfloat16") if track == "torch" else ("float16",)
     rng = np.random.default_rng(public_seed)
 
     c.add("values", rng, (2, 3, 6, 8))
@@ -262,14 +304,14 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         c.add("positions_types", rng, (2, 4, 8), offset=3, pos_kind=kind)
     c.add("base", rng, (2, 5, 8), offset=2, base=500.0)
     c.add("base", rng, (2, 2, 4, 16), offset=10, base=500000.0, dtype="float64", note="LLaMA 3's base")
-    for dtype in ("float16", "bfloat16"):
+    for dtype in halves:
         c.add("half_precision", rng, (2, 2, 6, 16), dtype=dtype, offset=5)
         c.add("half_precision", rng, (3, 9, 8), dtype=dtype, offset=100)
-    for dtype in ("float32", "float64", "float16", "bfloat16"):
+    for dtype in ("float32", "float64", *halves):
         c.add("dtype_preserved", rng, (2, 3, 8), dtype=dtype, judge=dtype_preserved())
     c.relative("relative_position", rng, (2, 2), 4, 6, 8, shift=97)
     c.relative("relative_position", rng, (3,), 5, 5, 16, shift=1000)
-    for dtype in ("float64", "float32"):
+    for dtype in ("float64", "float32") if track == "torch" else ():
         c.add("grad_x", rng, (2, 2, 5, 8), dtype=dtype, offset=7, grad=True, judge=gradients_close(("x",)))
     unchanged = inputs_unchanged(close(diagnose=diagnose))
     c.add("input_unchanged", rng, (2, 5, 8), offset=4, judge=unchanged)
