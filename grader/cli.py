@@ -293,6 +293,28 @@ def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: b
     sys.exit(EXIT_ALL_PASSED if all(r.ok for r in rows) else EXIT_FAILURES)
 
 
+@main.command("new")
+@click.argument("exercise_id", metavar="ID")
+@click.option("--track", type=click.Choice(TRACKS), required=True,
+              help="The exercise's default track: numpy (arrays) or torch (tensors, gradients graded).")
+@click.option("--entry", default=None, help="The function the candidate writes (default: ID).")
+def new_cmd(exercise_id: str, track: str, entry: str | None) -> None:
+    """Scaffold exercise ID (exercise.toml, spec, stub, checks, reference, samples folder) so that
+    `grade selfcheck ID` runs at once and says what is still missing; docs/authoring.md explains
+    each file."""
+    from grader.grading.exercise import project_root  # noqa: PLC0415
+    from grader.grading.scaffold import ScaffoldError, scaffold_exercise  # noqa: PLC0415
+
+    root = project_root()
+    try:
+        written = scaffold_exercise(root, exercise_id, track, entry)
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from exc
+    for path in written:
+        click.echo(f"wrote {path.relative_to(root)}{'/' if path.is_dir() else ''}")
+    click.echo(f"next: fill in the TODOs (docs/authoring.md), then: grade selfcheck {exercise_id}")
+
+
 def exercise_ids_all() -> list[str]:
     """Every exercise id (for commands whose ID argument is optional)."""
     return exercise_ids()

@@ -5,6 +5,12 @@ candidate's choice. ``scaled_dot_product_attention`` returns ``(output, weights)
 compared with the float64 golden answer. When weights are wrong, the diagnosis recomputes the
 usual mistakes on the host (no scaling, ``1/d_k``, reversed mask, mask ignored, softmax over the
 query axis, ``key @ query^T``) and names the one the candidate's weights match.
+
+Two tracks build the same cases (``build_plan(..., track=...)``): ``numpy`` hands over arrays,
+``torch`` tensors of the same values and dtypes (masks as bool/float/int tensors), and adds
+``gradients``: backward passes through ``scaled_dot_product_attention``'s output (with respect to
+query, key and value) and through ``compute_attention_scores``' weights (query and key), compared
+with the float64 reference's gradients.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, inputs_unchanged
+from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
 
@@ -92,35 +98,53 @@ def _shape_text(*arrays) -> str:
     return ", ".join(f"{name} {a.shape}" for name, a in arrays)
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the attention_scores plan: public cases from ``public_seed``, hidden from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
+    """Build the attention_scores plan of ``track`` (``numpy`` or ``torch``): public cases from
+    ``public_seed``, hidden ones from ``hidden_seed``; the torch track adds ``gradients``.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"attention_scores has no {track!r} track")
     b = PlanBuilder()
     rng = np.random.default_rng(public_seed)
     weights_judge = close(diagnose=diagnose, names=("weights",))
     sdpa_judge = close(paths=((0,), (1,)), names=("output", "weights"), diagnose=diagnose)
     n = 0
 
-    def scores(check, q, k, mask=None, *, note="", judge=weights_judge):
-        nonlocal n
-        n += 1
-        args = [b.array(f"q{n}", q, label="query"), b.array(f"k{n}", k, label="key")]
+    def inputs(named, mask, grad: bool) -> list[dict]:
+        args = [b.input(f"{label[0]}{n}", a, track=track, label=label, requires_grad=grad) for label, a in named]
         if mask is not None:
-            args.append(b.array(f"m{n}", mask, label="mask"))
-        text = _shape_text(("query", q), ("key", k)) + (f", mask {mask.shape} {mask.dtype}" if mask is not None else "")
-        b.call(check, "compute_attention_scores", args, judge=judge,
-               describe=f"compute_attention_scores: {text}, {q.dtype}" + (f", {note}" if note else ""))
+            args.append(b.input(f"m{n}", mask, track=track, label="mask"))
+        return args
 
-    def sdpa(check, q, k, v, mask=None, *, note="", judge=sdpa_judge):
+    def backward(shape, dtype, labels):
+        b.array(f"grad_out{n}", rng.standard_normal(shape).astype(dtype))
+        return {"grad_output": f"grad_out{n}", "wrt": list(labels)}
+
+    def scores(check, q, k, mask=None, *, note="", judge=weights_judge, grad=False):
         nonlocal n
         n += 1
-        args = [b.array(f"q{n}", q, label="query"), b.array(f"k{n}", k, label="key"),
-                b.array(f"v{n}", v, label="value")]
-        if mask is not None:
-            args.append(b.array(f"m{n}", mask, label="mask"))
+        args = inputs((("query", q), ("key", k)), mask, grad)
+        text = _shape_text(("query", q), ("key", k)) + (f", mask {mask.shape} {mask.dtype}" if mask is not None else "")
+        shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2]) + (q.shape[-2], k.shape[-2])
+        b.call(check, "compute_attention_scores", args, judge=judge,
+               backward=backward(shape, q.dtype, ("query", "key")) if grad else None,
+               describe=f"compute_attention_scores: {text}, {q.dtype}" + (f", {note}" if note else "")
+               + (", gradients of query, key" if grad else ""))
+
+    def sdpa(check, q, k, v, mask=None, *, note="", judge=sdpa_judge, grad=False):
+        nonlocal n
+        n += 1
+        args = inputs((("query", q), ("key", k), ("value", v)), mask, grad)
         text = _shape_text(("query", q), ("key", k), ("value", v)) + (
             f", mask {mask.shape} {mask.dtype}" if mask is not None else "")
+        shape = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2]) + (q.shape[-2], v.shape[-1])
         b.call(check, "scaled_dot_product_attention", args, judge=judge,
-               describe=f"scaled_dot_product_attention: {text}, {q.dtype}" + (f", {note}" if note else ""))
+               backward=backward(shape, q.dtype, ("query", "key", "value")) if grad else None,
+               describe=f"scaled_dot_product_attention: {text}, {q.dtype}" + (f", {note}" if note else "")
+               + (", gradients of query, key, value" if grad else ""))
 
     # weights_basic / output_basic
     for shape in [(2, 5, 8), (1, 7, 16)]:
@@ -191,6 +215,17 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     scores("inputs_unchanged", _rand(rng, (2, 5, 8), np.float64), _rand(rng, (2, 5, 8), np.float64),
            causal[:5, :5], judge=inputs_unchanged(weights_judge))
 
+    if track == "torch":
+        qkv = gradients_close(("query", "key", "value"))
+        sdpa("gradients", _rand(rng, (2, 5, 8)), _rand(rng, (2, 6, 8)), _rand(rng, (2, 6, 4)), judge=qkv, grad=True)
+        sdpa("gradients", _rand(rng, (2, 2, 5, 8), np.float64), _rand(rng, (2, 2, 5, 8), np.float64),
+             _rand(rng, (2, 2, 5, 8), np.float64), fm, judge=qkv, grad=True,
+             note="query row 2 has every key masked")
+        sdpa("gradients", _rand(rng, (3, 2, 7, 8)), _rand(rng, (3, 2, 7, 8)), _rand(rng, (3, 2, 7, 8)), pad,
+             judge=qkv, grad=True, note="padding mask")
+        scores("gradients", _rand(rng, (2, 4, 16), np.float64), _rand(rng, (2, 6, 16), np.float64), m2[:, :6],
+               judge=gradients_close(("query", "key")), grad=True)
+
     hidden = np.random.default_rng(hidden_seed)
     for _ in range(5):
         batch = tuple(int(d) for d in hidden.integers(1, 4, size=int(hidden.integers(0, 3))))
@@ -206,11 +241,12 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
-    """Steps measured by a complexity probe at one size: self-attention of ``(2, size, 16)`` float64."""
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
+    """Steps measured by a complexity probe at one size: self-attention of ``(2, size, 16)`` float64
+    (arrays, or tensors in the torch track)."""
     q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
     tag = f"{probe.check}{size}"
     b.call(probe.check, "scaled_dot_product_attention",
-           [b.array(f"probe_q{tag}", q), b.array(f"probe_k{tag}", k), b.array(f"probe_v{tag}", v)],
+           [b.input(f"probe_{x}{tag}", a, track=track) for x, a in (("q", q), ("k", k), ("v", v))],
            measure=probe.measure(), meta={"probe": probe.check, "size": size},
            describe=f"query/key/value: shape (2, {size}, 16), float64, no mask")

@@ -5,6 +5,10 @@ masks are all accepted; the shape must be exact. Beyond equality, the **leakage 
 candidate's mask to a plain attention computed here on the host and changes one key/value position
 at a time: every query the reference mask hides that position from must keep its output bit for bit,
 otherwise the first leaking (query, key) pair is named.
+
+Two tracks build the same cases (``build_plan(..., track=...)``): ``numpy`` hands over token ids as
+arrays, ``torch`` as integer tensors (of the same dtype); masks come back as arrays or tensors and
+are judged the same way. Masks are not differentiable: no gradient checks in either track.
 """
 
 from __future__ import annotations
@@ -247,8 +251,15 @@ def _padded(rng: np.random.Generator, B: int, L: int, pad: int, *, left: bool = 
     return seq
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the causal_mask plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
+    """Build the causal_mask plan of ``track`` (``numpy`` or ``torch``): public cases from
+    ``public_seed``, hidden ones from ``hidden_seed``.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"causal_mask has no {track!r} track")
     b = PlanBuilder()
     rng = np.random.default_rng(public_seed)
     n = 0
@@ -272,7 +283,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     def padding(check: str, fn: str, seq: np.ndarray, pad: int | None, *, judge=None, note: str = "") -> None:
         nonlocal n
         n += 1
-        arg = b.array(f"seq{n}", seq, label="seq")
+        arg = b.input(f"seq{n}", seq, track=track, label="seq")
         kwargs = {} if pad is None else {"pad_token": b.value(pad)}
         call = f"{fn}(seq {seq.shape} {seq.dtype}" + ("" if pad is None else f", pad_token={pad}") + ")"
         kind = "combined" if fn == "create_combined_mask" else "padding"
@@ -338,10 +349,11 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
-    """Steps of the memory probe at ``seq_len=size``: ``create_combined_mask`` on two padded sequences."""
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
+    """Steps of the memory probe at ``seq_len=size``: ``create_combined_mask`` on two padded sequences
+    (an int64 array, or tensor in the torch track)."""
     seq = rng.integers(1, 50, size=(2, size))
     seq[1, size // 2:] = 0
-    b.call(probe.check, "create_combined_mask", [b.array(f"probe_seq{size}", seq, label="seq")],
+    b.call(probe.check, "create_combined_mask", [b.input(f"probe_seq{size}", seq, track=track, label="seq")],
            measure=probe.measure(), meta={"probe": probe.check, "size": size},
            describe=f"create_combined_mask(seq of shape (2, {size}))")

@@ -6,6 +6,10 @@ dtype-aware tolerance. Diagnoses replay the usual mistakes with the float64 mode
 exercise (``attention64``), including query heads mapped to KV heads with ``repeat`` (head h ->
 h % H_kv) instead of ``repeat_interleave`` (h -> h // group). The ``head_mapping`` cases give the KV
 heads very different value scales, so the wrong mapping is far from the right answer.
+
+Two tracks (``build_plan(..., track=...)``): ``torch`` (the default) hands over tensors and grades
+gradients and half precision; ``numpy`` hands over arrays of the same values and grades values only
+(no ``half_precision``, ``grad_input``, ``grad_weights``, ``hidden_gradients``: ``drop_checks``).
 """
 
 from __future__ import annotations
@@ -57,9 +61,16 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 
 
 class _Cases:
-    def __init__(self, b: PlanBuilder):
+    def __init__(self, b: PlanBuilder, track: str = "torch"):
         self.b = b
         self.n = 0
+        self.track = track
+
+    def arg(self, name: str, value: np.ndarray, label: str, dtype: str | None = None, grad: bool = False) -> dict:
+        """A tensor of ``dtype`` (torch track) or the array ``value`` itself (numpy track)."""
+        if self.track == "numpy":
+            return self.b.input(name, value, track="numpy", label=label)
+        return self.b.tensor(name, value, dtype=dtype or value.dtype.name, requires_grad=grad, label=label)
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, L: int, D: int, H_q: int, H_kv: int,
             dtype: str = "float32", mask: np.ndarray | None = None, mask_dtype: str = "bool",
@@ -79,14 +90,14 @@ class _Cases:
                 W["W_v"][:, h * d_k:(h + 1) * d_k] *= scale
                 W["W_k"][:, h * d_k:(h + 1) * d_k] *= abs(scale) ** 0.5
         rg = bool(grad)
-        args = [b.tensor(f"x{n}", x.astype(store), dtype=dtype, requires_grad=rg, label="x")]
-        args += [b.tensor(f"{k}{n}", w.astype(store), dtype=dtype, requires_grad=rg, label=k) for k, w in W.items()]
+        args = [self.arg(f"x{n}", x.astype(store), "x", dtype, rg)]
+        args += [self.arg(f"{k}{n}", w.astype(store), k, dtype, rg) for k, w in W.items()]
         args += [b.value(H_q), b.value(H_kv)]
         mask_note = ""
         if mask is not None:
             stored = mask.astype(bool) if mask_dtype == "bool" else mask.astype(
                 np.int64 if mask_dtype.startswith("int") else np.float32)
-            args.append(b.tensor(f"mask{n}", stored, dtype=mask_dtype, label="mask"))
+            args.append(self.arg(f"mask{n}", stored, "mask", mask_dtype))
             mask_note = f", mask {tuple(mask.shape)} {mask_dtype}"
         backward = None
         if grad:
@@ -98,10 +109,18 @@ class _Cases:
                describe=describe, backward=backward)
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the gqa plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan:
+    """Build the gqa plan of ``track`` (``torch`` or ``numpy``): public cases from ``public_seed``,
+    hidden ones from ``hidden_seed``. The numpy track has no half-precision or gradient cases.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"gqa has no {track!r} track")
+    torch_track = track == "torch"
     b = PlanBuilder()
-    c = _Cases(b)
+    c = _Cases(b, track)
     rng = np.random.default_rng(public_seed)
 
     c.add("values", rng, B=2, L=6, D=16, H_q=4, H_kv=2)
@@ -132,22 +151,25 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     rows[1, :, :, :] = False
     c.add("fully_masked_rows", rng, B=2, L=5, D=16, H_q=4, H_kv=2, mask=rows,
           note="query row 1 of batch 0 and all of batch 1 fully masked")
-    for dtype in ("float16", "bfloat16"):
-        c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype=dtype)
-    # Masked half-precision: bfloat16 only (float16 cannot hold the common masked_fill(-1e9)).
-    c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype="bfloat16",
-          mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
-    for dtype in ("float32", "float64", "float16", "bfloat16"):
+    if torch_track:
+        for dtype in ("float16", "bfloat16"):
+            c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype=dtype)
+        # Masked half-precision: bfloat16 only (float16 cannot hold the common masked_fill(-1e9)).
+        c.add("half_precision", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype="bfloat16",
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
+    for dtype in ("float32", "float64", "float16", "bfloat16")[:4 if torch_track else 2]:
         c.add("dtype_preserved", rng, B=2, L=4, D=8, H_q=4, H_kv=2, dtype=dtype, judge=dtype_preserved())
-    for dtype in ("float64", "float32"):
-        c.add("grad_input", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=("x",), judge=gradients_close(("x",)))
-    c.add("grad_input", rng, B=2, L=6, D=12, H_q=6, H_kv=2, dtype="float64", grad=("x",), mask=causal_mask(6, 6),
-          judge=gradients_close(("x",)))
-    for dtype in ("float64", "float32"):
-        c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=WEIGHTS,
-              judge=gradients_close(WEIGHTS))
-    c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
-          mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
+    if torch_track:
+        for dtype in ("float64", "float32"):
+            c.add("grad_input", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=("x",),
+                  judge=gradients_close(("x",)))
+        c.add("grad_input", rng, B=2, L=6, D=12, H_q=6, H_kv=2, dtype="float64", grad=("x",), mask=causal_mask(6, 6),
+              judge=gradients_close(("x",)))
+        for dtype in ("float64", "float32"):
+            c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=WEIGHTS,
+                  judge=gradients_close(WEIGHTS))
+        c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
+              mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
     unchanged = inputs_unchanged(close(diagnose=diagnose))
     c.add("inputs_unchanged", rng, B=2, L=5, D=16, H_q=4, H_kv=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=5, D=12, H_q=6, H_kv=3, dtype="float64", mask=causal_mask(5, 5),
@@ -168,22 +190,22 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         dtype = "float32" if i % 2 else "float64"
         mask = None if i % 3 == 0 else padding_mask(hidden, B, L) if i % 3 == 1 else causal_mask(L, L)
         c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask)
-        if i < 2:
+        if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
                   grad=("x",) + WEIGHTS, judge=gradients_close(("x",) + WEIGHTS))
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
     """Step of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
     1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work."""
     B, D, H_q, H_kv = 1, 128, 8, 1
     d_k = D // H_q
     tag = f"probe{size}"
-    args = [b.tensor(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), label="x")]
+    args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
     for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
-        args.append(b.tensor(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
-                             label=name))
+        args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
+                            track=track, label=name))
     args += [b.value(H_q), b.value(H_kv)]
     b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
            meta={"probe": probe.check, "size": size},

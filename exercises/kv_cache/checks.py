@@ -8,6 +8,11 @@ float64 run of the same plan, which equals full causal attention over the whole 
 (``tests/test_kv_cache.py`` proves that against an independent implementation). Diagnoses recompute
 the usual mistakes on the host in float64 (no causal mask in a multi-token prefill, a top-left
 aligned mask, the cache ignored, ...) and name the one the output matches.
+
+Two tracks build the same scenarios (``build_plan(..., track=...)``): ``numpy`` hands over arrays,
+``torch`` tensors of the same values and dtypes, and adds ``gradients``: backward passes through
+``forward`` (a prefill from an empty cache, and a decode step after a cache filled without
+gradients) with respect to ``x`` and every weight, compared with the float64 reference's.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough, shape_message
-from grader.judge.judges import (JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
+from grader.judge.judges import (gradients_close, JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
                            output_array, output_descriptor)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -221,12 +226,12 @@ def returned_normally(ctx: JudgeContext) -> Outcome:
 
 # -- the plan --------------------------------------------------------------------------------------
 
-class _Sequence:
+class _Scenario:
     """Builds the steps of one stateful scenario: one object, one sequence of chunks."""
 
     def __init__(self, b: PlanBuilder, name: str, rng: np.random.Generator, *, B: int, D: int, H: int,
-                 dtype=np.float32, check: str):
-        self.b, self.name, self.rng = b, name, rng
+                 dtype=np.float32, check: str, track: str = "numpy"):
+        self.b, self.name, self.rng, self.track = b, name, rng, track
         self.B, self.D, self.H, self.dtype, self.check = B, D, H, dtype, check
         self.past: list[str] = []
         self.every: list[str] = []     # every x since the last clear, cached or not (for diagnoses)
@@ -235,7 +240,7 @@ class _Sequence:
         self.W = []
         for w in ("W_q", "W_k", "W_v", "W_o"):
             arr = (rng.standard_normal((D, D)) * scale).astype(dtype)
-            self.W.append(b.array(f"{name}.{w}", arr, label=w))
+            self.W.append(b.input(f"{name}.{w}", arr, track=track, label=w))
         b.construct(check, "CachedAttention", name, [b.value(D), b.value(H)],
                     describe=f"CachedAttention(d_model={D}, num_heads={H})", step_id=f"{name}.construct")
 
@@ -243,7 +248,8 @@ class _Sequence:
     def T(self) -> int:
         return sum(self.b.plan.arrays[n].shape[1] for n in self.past)
 
-    def forward(self, L: int, *, use_cache: bool = True, check: str | None = None, judge=None) -> str:
+    def forward(self, L: int, *, use_cache: bool = True, check: str | None = None, judge=None,
+                grad: bool = False) -> str:
         self.n += 1
         x = self.rng.standard_normal((self.B, L, self.D)).astype(self.dtype)
         xname = f"{self.name}.x{self.n}"
@@ -253,12 +259,20 @@ class _Sequence:
         desc = (f"{self.name}: forward(x (B={self.B}, L_new={L}, D={self.D}) {np.dtype(self.dtype).name}"
                 + (", use_cache=False" if not use_cache else "") + f") after {T} cached tokens ({where}), "
                 f"num_heads={self.H}")
+        weights = self.W
+        backward = None
+        if grad:  # fresh tensor arguments that require gradients (same stored values)
+            weights = [self.b.input(w["tensor"], self.b.plan.arrays[w["tensor"]], track=self.track, label=w["label"],
+                                    requires_grad=True) for w in self.W]
+            self.b.array(f"{xname}.grad_out", self.rng.standard_normal((self.B, L, self.D)).astype(self.dtype))
+            backward = {"grad_output": f"{xname}.grad_out", "wrt": ["x", "W_q", "W_k", "W_v", "W_o"]}
+            desc += ", gradients of x and every weight"
         step = self.b.method(check or self.check, self.name, "forward",
-                             [self.b.array(xname, x, label="x"), *self.W], kwargs,
-                             judge=judge or close(diagnose=diagnose),
+                             [self.b.input(xname, x, track=self.track, label="x", requires_grad=grad), *weights],
+                             kwargs, judge=judge or close(diagnose=diagnose), backward=backward,
                              describe=desc, step_id=f"{self.name}.forward{self.n}",
                              meta={"x": xname, "past": list(self.past), "every": list(self.every),
-                                   "W": [w["array"] for w in self.W],
+                                   "W": [w.get("array", w.get("tensor")) for w in self.W],
                                    "H": self.H, "use_cache": use_cache})
         if use_cache:
             self.past.append(xname)
@@ -283,10 +297,20 @@ class _Sequence:
         self.every = []
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the kv_cache plan: public scenarios from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
+    """Build the kv_cache plan of ``track`` (``numpy`` or ``torch``): public scenarios from
+    ``public_seed``, hidden ones from ``hidden_seed``; the torch track adds ``gradients``.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"kv_cache has no {track!r} track")
     b = PlanBuilder()
     rng = np.random.default_rng(public_seed)
+
+    def _Sequence(*args, **kwargs):  # every scenario in this plan's track
+        return _Scenario(*args, **kwargs, track=track)
 
     # prefill of 5 tokens, then 6 single-token decode steps; cache shapes read after every step
     s = _Sequence(b, "decode", rng, B=1, D=16, H=4, check="prefill_decode")
@@ -368,6 +392,17 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         s.forward(3, judge=dtype_preserved())
         s.forward(1, judge=dtype_preserved())
 
+    if track == "torch":
+        grads = gradients_close(("x", "W_q", "W_k", "W_v", "W_o"))
+        s = _Sequence(b, "grad_prefill", rng, B=2, D=12, H=3, dtype=np.float64, check="gradients")
+        s.forward(5, grad=True, judge=grads)
+        s = _Sequence(b, "grad_decode", rng, B=2, D=16, H=4, check="gradients")
+        s.forward(4)
+        s.forward(1, grad=True, judge=grads)
+        s = _Sequence(b, "grad_chunk", rng, B=1, D=16, H=2, dtype=np.float64, check="gradients")
+        s.forward(3)
+        s.forward(3, grad=True, judge=grads)
+
     hidden = np.random.default_rng(hidden_seed)
     for k in range(2):
         H = int(hidden.choice([1, 2, 4]))
@@ -382,17 +417,17 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps of the decode-complexity probe at cache length ``size``: a fresh object, an unmeasured
     prefill of ``size`` tokens, then one measured single-token decode step (d_model 32, 4 heads)."""
     B, D, H = 1, 32, 4
     name = f"probe_T{size}"
-    W = [b.array(f"{name}.{w}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float64), label=w)
+    W = [b.input(f"{name}.{w}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float64), track=track, label=w)
          for w in ("W_q", "W_k", "W_v", "W_o")]
     b.construct(probe.check, "CachedAttention", name, [b.value(D), b.value(H)], step_id=f"{name}.construct",
                 describe=f"CachedAttention(d_model={D}, num_heads={H})")
-    b.method(probe.check, name, "forward", [b.array(f"{name}.prefill", rng.standard_normal((B, size, D)), label="x"), *W],
+    b.method(probe.check, name, "forward", [b.input(f"{name}.prefill", rng.standard_normal((B, size, D)), track=track, label="x"), *W],
              step_id=f"{name}.prefill", describe=f"prefill of {size} tokens")
-    b.method(probe.check, name, "forward", [b.array(f"{name}.decode", rng.standard_normal((B, 1, D)), label="x"), *W],
+    b.method(probe.check, name, "forward", [b.input(f"{name}.decode", rng.standard_normal((B, 1, D)), track=track, label="x"), *W],
              step_id=f"{name}.decode", measure=probe.measure(), meta={"probe": probe.check, "size": size},
              describe=f"one decode step after {size} cached tokens (d_model={D}, num_heads={H})")

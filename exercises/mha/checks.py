@@ -5,6 +5,11 @@ with every argument positional (the parameter names are the candidate's choice) 
 the float64 golden answer under the dtype-aware tolerance. Gradient cases ask the runner for a
 backward pass with a fixed upstream gradient. Diagnoses replay the usual mistakes in float64
 NumPy (``attention64``) and name the one the candidate's output matches.
+
+Two tracks (``build_plan(..., track=...)``): ``torch`` (the default) hands over tensors and grades
+gradients and half precision; ``numpy`` hands over arrays of the same values (float32/float64, masks
+as bool/float/int arrays) and grades values only, so it leaves out ``half_precision``,
+``grad_inputs``, ``grad_weights`` and ``hidden_gradients`` (``drop_checks`` in exercise.toml).
 """
 
 from __future__ import annotations
@@ -135,9 +140,16 @@ def causal_mask(L_q: int, L_k: int) -> np.ndarray:
 class _Cases:
     """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
 
-    def __init__(self, b: PlanBuilder):
+    def __init__(self, b: PlanBuilder, track: str = "torch"):
         self.b = b
         self.n = 0
+        self.track = track
+
+    def arg(self, name: str, value: np.ndarray, label: str, dtype: str | None = None, grad: bool = False) -> dict:
+        """A tensor of ``dtype`` (torch track) or the array ``value`` itself (numpy track)."""
+        if self.track == "numpy":
+            return self.b.input(name, value, track="numpy", label=label)
+        return self.b.tensor(name, value, dtype=dtype or value.dtype.name, requires_grad=grad, label=label)
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, L_q: int, L_k: int | None = None, D: int,
             H: int, dtype: str = "float32", self_attn: bool = False, mask: np.ndarray | None = None,
@@ -152,17 +164,17 @@ class _Cases:
         weights = [rng.standard_normal((D, D)) / math.sqrt(D) * 1.5 for _ in WEIGHTS]
         store = np.float64 if dtype == "float64" else np.float32
         rg = bool(grad)
-        args = [b.tensor(f"{label}{n}", a.astype(store), dtype=dtype, requires_grad=rg, label=label)
+        args = [self.arg(f"{label}{n}", a.astype(store), label, dtype, rg)
                 for label, a in zip(INPUTS, (x_q, x_k, x_v))]
         args.append(b.value(H))
-        args += [b.tensor(f"{label}{n}", w.astype(store), dtype=dtype, requires_grad=rg, label=label)
+        args += [self.arg(f"{label}{n}", w.astype(store), label, dtype, rg)
                  for label, w in zip(WEIGHTS, weights)]
         mask_note = ""
         if mask is not None:
             stored = mask.astype(bool) if mask_dtype == "bool" else mask.astype(np.float64 if mask_dtype == "float64"
                                                                                else np.float32 if mask_dtype.startswith("float")
                                                                                else np.int64)
-            args.append(b.tensor(f"mask{n}", stored, dtype=mask_dtype, label="mask"))
+            args.append(self.arg(f"mask{n}", stored, "mask", mask_dtype))
             mask_note = f", mask {tuple(mask.shape)} {mask_dtype}"
         backward = None
         if grad:
@@ -180,17 +192,25 @@ class _Cases:
         self.n += 1
         n, b = self.n, self.b
         x = rng.standard_normal((2, 3, D)).astype(np.float32)
-        args = [b.tensor(f"{label}{n}", x, label=label) for label in INPUTS] + [b.value(H)]
-        args += [b.tensor(f"{label}{n}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32), label=label)
+        args = [self.arg(f"{label}{n}", x, label) for label in INPUTS] + [b.value(H)]
+        args += [self.arg(f"{label}{n}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32), label)
                  for label in WEIGHTS]
         b.call(check, "multi_head_attention", args, judge=raises("ValueError", when=f"D={D} % num_heads={H} != 0"),
                describe=f"query/key/value (2, 3, {D}), num_heads={H} (D % num_heads != 0)")
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the mha plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan:
+    """Build the mha plan of ``track`` (``torch`` or ``numpy``): public cases from ``public_seed``,
+    hidden ones from ``hidden_seed``. The numpy track has no half-precision or gradient cases.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"mha has no {track!r} track")
+    torch_track = track == "torch"
     b = PlanBuilder()
-    c = _Cases(b)
+    c = _Cases(b, track)
     rng = np.random.default_rng(public_seed)
 
     c.add("self_attention", rng, B=2, L_q=6, D=16, H=4, self_attn=True)
@@ -231,25 +251,27 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     rows[1, 0, 4, :] = False
     rows[1, 0, 0, 3:] = False
     c.add("fully_masked_rows", rng, B=2, L_q=5, D=8, H=2, self_attn=True, mask=rows, note="some query rows fully masked")
-    for dtype in ("float16", "bfloat16"):
-        c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype=dtype, self_attn=True)
-        c.add("half_precision", rng, B=2, L_q=3, L_k=9, D=16, H=2, dtype=dtype)
-    # Masked half-precision: bfloat16 only. In float16 a common idiom, masked_fill(-1e9), cannot be
-    # represented and raises; the spec promises masks with float32/float64/bfloat16, not float16.
-    c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype="bfloat16", self_attn=True,
-          mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
-    for dtype in ("float32", "float64", "float16", "bfloat16"):
+    if torch_track:
+        for dtype in ("float16", "bfloat16"):
+            c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype=dtype, self_attn=True)
+            c.add("half_precision", rng, B=2, L_q=3, L_k=9, D=16, H=2, dtype=dtype)
+        # Masked half-precision: bfloat16 only. In float16 a common idiom, masked_fill(-1e9), cannot be
+        # represented and raises; the spec promises masks with float32/float64/bfloat16, not float16.
+        c.add("half_precision", rng, B=2, L_q=6, D=16, H=4, dtype="bfloat16", self_attn=True,
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), note="causal and padding mask")
+    for dtype in ("float32", "float64", "float16", "bfloat16")[:4 if torch_track else 2]:
         c.add("dtype_preserved", rng, B=2, L_q=4, D=8, H=2, dtype=dtype, self_attn=True, judge=dtype_preserved())
-    for dtype in ("float64", "float32"):
-        c.add("grad_inputs", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=INPUTS,
+    if torch_track:
+        for dtype in ("float64", "float32"):
+            c.add("grad_inputs", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=INPUTS,
+                  judge=gradients_close(INPUTS))
+        c.add("grad_inputs", rng, B=2, L_q=5, D=12, H=3, dtype="float64", grad=INPUTS, mask=padding_mask(rng, 2, 5),
               judge=gradients_close(INPUTS))
-    c.add("grad_inputs", rng, B=2, L_q=5, D=12, H=3, dtype="float64", grad=INPUTS, mask=padding_mask(rng, 2, 5),
-          judge=gradients_close(INPUTS))
-    for dtype in ("float64", "float32"):
-        c.add("grad_weights", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=WEIGHTS,
+        for dtype in ("float64", "float32"):
+            c.add("grad_weights", rng, B=2, L_q=5, L_k=6, D=8, H=2, dtype=dtype, grad=WEIGHTS,
+                  judge=gradients_close(WEIGHTS))
+        c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
               judge=gradients_close(WEIGHTS))
-    c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
-          judge=gradients_close(WEIGHTS))
     unchanged = inputs_unchanged(close(diagnose=diagnose))
     c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),
@@ -271,20 +293,21 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
             L_k = max(L_q, L_k)
         c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
               mask_dtype="bool" if i % 2 else "float32")
-        if i < 2:
+        if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
                   grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))
     return b.plan
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
-    """Step of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32."""
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
+    """Step of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32
+    (tensors, or arrays in the numpy track)."""
     B, D, H = 1, 64, 8
     x = rng.standard_normal((B, size, D)).astype(np.float32)
     tag = f"probe{size}"
-    args = [b.tensor(f"{tag}_{label}", x, label=label) for label in INPUTS] + [b.value(H)]
-    args += [b.tensor(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32), label=label)
-             for label in WEIGHTS]
+    args = [b.input(f"{tag}_{label}", x, track=track, label=label) for label in INPUTS] + [b.value(H)]
+    args += [b.input(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32),
+                     track=track, label=label) for label in WEIGHTS]
     b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
            meta={"probe": probe.check, "size": size},
            describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, no mask")

@@ -81,7 +81,9 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard) -> Se
         row.expectation = "full marks"
         row.ok = card.all_passed
         if not row.ok:
-            row.note = f"failed {', '.join(failed)}" if failed else card.status_message
+            first = next((c.message.splitlines()[0] for c in card.checks if c.verdict != "passed" and c.message), "")
+            row.note = (f"failed {', '.join(failed)}" + (f" ({first})" if first else "")) if failed \
+                else card.status_message
     elif kind == "stub":
         row.expectation = "0 points, graded"
         row.ok = card.status == Status.GRADED and card.score == 0
@@ -111,6 +113,12 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str = "auto", seed: int
         folder = samples_dir(ex)
         files += [(p, "correct") for p in sorted(folder.glob("correct_*.py"))]
         files += [(p, "bug") for p in sorted(folder.glob("bug_*.py"))]
+        for kind, what in (("correct", "correct solutions in other styles"), ("bug", "named mistakes")):
+            if not any(k == kind for _, k in files):
+                rows.append(SelfcheckRow(exercise=ex.id, file=str(folder / f"{kind}_*.py"), kind="missing",
+                                         expectation=f"some {kind}_*.py", status="missing", score=0.0,
+                                         max_score=ex.max_score, ok=False, track=ex.track,
+                                         note=f"no {kind}_*.py in {folder}: add {what} (docs/authoring.md)"))
         for path, kind in files:
             say(f"{ex.id} ({ex.track}): {path.name}")
             card = grade_submission(ex, path, sandbox=sandbox, seed=seed)

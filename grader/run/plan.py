@@ -200,6 +200,29 @@ class PlanBuilder:
             arg["label"] = label
         return arg
 
+    def input(self, name: str, value: np.ndarray, *, track: str, label: str | None = None,
+              dtype: str | None = None, requires_grad: bool = False, transpose: list[int] | None = None) -> dict:
+        """An input in the form of ``track``: an array (``numpy``) or a tensor (``torch``) of ``value``.
+
+        Args:
+            track: ``numpy`` or ``torch``.
+            dtype: the tensor's dtype (default: ``value``'s; ``float16``/``bfloat16`` round the stored
+                values as ``tensor`` does); numpy inputs keep ``value``'s dtype.
+            requires_grad: torch only (the step may then ask for gradients with ``backward``).
+
+        Raises:
+            ValueError: an unknown track, or ``requires_grad``/a half ``dtype`` in the numpy track.
+        """
+        value = np.asarray(value)
+        if track == "torch":
+            return self.tensor(name, value, dtype=dtype or value.dtype.name, requires_grad=requires_grad,
+                               label=label, transpose=transpose)
+        if track != "numpy":
+            raise ValueError(f"unknown track {track!r}")
+        if requires_grad or (dtype is not None and dtype != value.dtype.name):
+            raise ValueError("numpy inputs have no gradients and keep their own dtype")
+        return self.array(name, value, transpose=transpose, label=label)
+
     @staticmethod
     def value(value: Any) -> dict:
         """A JSON literal argument (int, float, str, bool, None, lists of those)."""
@@ -251,12 +274,16 @@ class PlanBuilder:
 
     def method(self, check: str, obj: str, name: str, args: list[dict] | None = None,
                kwargs: dict[str, dict] | None = None, *, judge=None, describe: str = "",
-               meta: dict | None = None, step_id: str | None = None, measure: dict | None = None) -> Step:
-        """Add a step calling ``obj.name(*args, **kwargs)`` on a kept object (``measure`` as in ``call``)."""
+               meta: dict | None = None, step_id: str | None = None, measure: dict | None = None,
+               backward: dict | None = None) -> Step:
+        """Add a step calling ``obj.name(*args, **kwargs)`` on a kept object (``measure`` and
+        ``backward`` as in ``call``)."""
         wire = {"op": "method", "target": obj, "name": name, "args": list(args or []),
                 "kwargs": dict(kwargs or {})}
         if measure:
             wire["measure"] = measure
+        if backward:
+            wire["backward"] = backward
         return self._add(check, wire, judge, describe, meta, step_id)
 
     def getattr(self, check: str, obj: str, name: str, *, judge=None, describe: str = "",

@@ -1,0 +1,54 @@
+"""Reference solution: multi-head attention (NumPy track).
+
+Vaswani et al., *Attention Is All You Need* (2017), section 3.2.2: project the inputs, split the
+width into ``num_heads`` heads of ``d_k = D // num_heads``, attend in every head with
+``softmax(q k^T / sqrt(d_k)) v``, merge the heads and project with ``W_o``. Projections multiply on
+the right (``x @ W``). Mask: nonzero / True = may attend. A query row whose keys are all masked
+gets weights 0 and output 0 (never NaN). Computed in the inputs' dtype.
+"""
+
+import math
+
+import numpy as np
+
+
+def _softmax_last(s: np.ndarray) -> np.ndarray:
+    """Stable softmax over the last axis; an all -inf row gives zeros."""
+    m = np.max(s, axis=-1, keepdims=True)                          # (..., L_q, 1)
+    m = np.where(np.isfinite(m), m, 0).astype(s.dtype)
+    e = np.exp(s - m)                                              # (..., L_q, L_k)
+    t = np.sum(e, axis=-1, keepdims=True)                          # (..., L_q, 1)
+    return np.divide(e, t, out=np.zeros_like(e), where=t > 0)
+
+
+def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=None):
+    """Multi-head attention of ``query`` over ``key``/``value``.
+
+    Args:
+        query: (B, L_q, D) float32/float64 array.
+        key, value: (B, L_k, D) arrays.
+        num_heads: number of heads H; must divide D.
+        W_q, W_k, W_v, W_o: (D, D) projection weights (``x @ W``).
+        mask: None, or a bool/numeric array broadcastable to (B, H, L_q, L_k); nonzero = may attend.
+
+    Returns:
+        (B, L_q, D) array in the inputs' dtype.
+
+    Raises:
+        ValueError: ``D % num_heads != 0``.
+    """
+    B, L_q, D = query.shape
+    L_k = key.shape[1]
+    if num_heads <= 0 or D % num_heads != 0:
+        raise ValueError(f"d_model={D} is not divisible by num_heads={num_heads}")
+    H, d_k = num_heads, D // num_heads
+    q = (query @ W_q).reshape(B, L_q, H, d_k).transpose(0, 2, 1, 3)   # (B, H, L_q, d_k)
+    k = (key @ W_k).reshape(B, L_k, H, d_k).transpose(0, 2, 1, 3)     # (B, H, L_k, d_k)
+    v = (value @ W_v).reshape(B, L_k, H, d_k).transpose(0, 2, 1, 3)   # (B, H, L_k, d_k)
+    att = q @ k.transpose(0, 1, 3, 2) / np.asarray(math.sqrt(d_k), dtype=query.dtype)  # (B, H, L_q, L_k)
+    if mask is not None:
+        att = np.where(np.asarray(mask) != 0, att, -np.inf)           # (B, H, L_q, L_k)
+    att = _softmax_last(att)                                          # (B, H, L_q, L_k)
+    y = att @ v                                                       # (B, H, L_q, d_k)
+    y = y.transpose(0, 2, 1, 3).reshape(B, L_q, D)                    # (B, L_q, D) heads side by side
+    return (y @ W_o).astype(query.dtype, copy=False)                  # (B, L_q, D)

@@ -1,0 +1,23 @@
+"""Wrong (PyTorch track): the weights are computed under torch.no_grad(), so no gradient reaches
+query or key (value still gets one).
+
+Must fail: gradients
+"""
+
+import math
+
+import torch
+
+
+def compute_attention_scores(query, key, mask=None):
+    with torch.no_grad():
+        s = query @ key.transpose(-2, -1) / math.sqrt(query.shape[-1])
+        if mask is not None:
+            s = s.masked_fill(mask == 0, torch.finfo(s.dtype).min)
+            return torch.softmax(s, -1) * (mask != 0).any(-1, keepdim=True)
+        return torch.softmax(s, -1)
+
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    w = compute_attention_scores(query, key, mask)
+    return w @ value, w

@@ -1,0 +1,21 @@
+"""Wrong (PyTorch track): the causal triangle is top-left aligned (kv_len ignored in the offset).
+
+Must fail: causal_kv_len"""
+
+import torch
+
+
+def create_causal_mask(seq_len, kv_len=None):
+    kv_len = seq_len if kv_len is None else kv_len
+    if kv_len < seq_len:
+        raise ValueError("kv_len must be at least seq_len")
+    ones = torch.ones(seq_len, kv_len, dtype=torch.bool)
+    return torch.tril(ones, diagonal=0).view(1, 1, seq_len, kv_len)
+
+
+def create_padding_mask(seq, pad_token=0):
+    return (seq != pad_token).unsqueeze(1).unsqueeze(2)
+
+
+def create_combined_mask(seq, pad_token=0):
+    return create_causal_mask(seq.shape[1]) & create_padding_mask(seq, pad_token)
