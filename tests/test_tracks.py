@@ -334,3 +334,22 @@ def test_torch_softmax_reference_edge_values():
         torch.testing.assert_close(y[0].float(), torch.softmax(x[0], -1), rtol=1e-2, atol=1e-2)
     xg = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: sm(t, 0), (xg,))
+
+
+def test_review_keeps_the_tracks_of_one_exercise_apart():
+    from grader.cohort.review import review_tables  # noqa: PLC0415
+    from grader.grading.scorecard import CheckResult, Scorecard  # noqa: PLC0415
+
+    def card(track: str, checks: list[str]) -> Scorecard:
+        results = tuple(CheckResult(id=c, title=c, category="correctness", visibility="public", verdict="passed",
+                                    points=1.0, max_points=1.0, message="") for c in checks)
+        return Scorecard(exercise={"id": "softmax", "version": "1.0.0", "title": f"softmax ({track})", "track": track},
+                         submission={"path": f"{track}.py", "sha256": "0" * 64},
+                         sandbox={"backend": "none", "image": None, "isolation": {}, "limits": {}},
+                         environment={}, started_at="2026-01-01T00:00:00+00:00", duration_s=0.0, status="graded",
+                         status_message="", score=float(len(checks)), max_score=float(len(checks)), checks=results,
+                         output={"text": "", "truncated": False}, seed=1, grader_version="0")
+
+    tables = review_tables([("a", card("numpy", ["values"])), ("b", card("torch", ["values", "gradients"]))])
+    assert sorted((t.title, tuple(t.checks)) for t in tables) == [
+        ("softmax (numpy)", ("values",)), ("softmax (torch)", ("values", "gradients"))]

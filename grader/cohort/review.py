@@ -152,7 +152,7 @@ def _peek(path: Path):
 
 def review_tables(cards: Sequence[tuple[str, Scorecard]], *, exercise: str | None = None,
                   failed_only: bool = False) -> list[ReviewTable]:
-    """Group scorecards by exercise into tables.
+    """Group scorecards by exercise and track into tables.
 
     Args:
         cards: ``(label, scorecard)`` pairs.
@@ -160,12 +160,14 @@ def review_tables(cards: Sequence[tuple[str, Scorecard]], *, exercise: str | Non
         failed_only: keep submissions that did not pass everything, and checks that some kept
             submission did not pass.
     """
-    tables: dict[str, ReviewTable] = {}
+    tables: dict[tuple, ReviewTable] = {}
     for label, card in cards:
         ex = card.exercise["id"]
         if exercise and ex != exercise:
             continue
-        table = tables.setdefault(ex, ReviewTable(ex, card.exercise.get("title", ex), []))
+        # one table per exercise and track: the tracks' checks differ (gradients only in torch)
+        table = tables.setdefault((ex, card.exercise.get("track")),
+                                  ReviewTable(ex, card.exercise.get("title", ex), []))
         for c in card.checks:
             if c.id not in table.checks:
                 table.checks.append(c.id)
