@@ -82,7 +82,10 @@ def test_hang_past_the_wall_clock_is_a_timeout_status(grade_source):
     card = grade_source("softmax", "import time\ndef softmax(x, axis=-1):\n    time.sleep(1e9)\n", limits=limits)
     assert card.status == "timeout"
     assert card.score == 0
-    assert card.checks[0].verdict == "error" and "ran out of time" in card.checks[0].message
+    # the step in flight when the wall clock ran out is charged a timeout; the runner was restarted
+    # on the steps after it (which hung too), so every check is a timeout or not run
+    assert card.checks[0].verdict == "timeout"
+    assert set(verdicts(card).values()) <= {"timeout", "error"}
 
 
 def test_huge_allocation_is_memory_limit(grade_source):

@@ -30,6 +30,7 @@ from grader.grading import reference_cache
 from grader.grading.api_rules import scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
+from grader.grading.restart import run_with_restarts
 from grader.grading.exercise import Exercise, _import_file
 from grader.judge.judges import GraderBug, JudgeContext, Outcome
 from grader.run.plan import Plan, PlanBuilder
@@ -460,7 +461,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
             pending = pool.submit(answers_for, exercise, seed, plan, device) if answers is None else None
-            run = backend.run(job, limits)
+            run, restarted = run_with_restarts(backend, job, limits, say)
             expected, golden, baselines = pending.result() if pending is not None else answers
         if run.infrastructure_error:
             raise SandboxUnavailable(run.infrastructure_error)
@@ -532,6 +533,10 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
                         for cid, items in outcomes.items()}
         checks = _check_results(exercise, outcomes)
+        if restarted:
+            status_message = (f"{len(restarted)} step(s) ran out of time; the runner was restarted after each, "
+                              f"so the checks after them were still graded." + (f" {status_message}" if status_message
+                                                                                 else ""))
         missing = _missing_entry_points(results)
         if missing:  # said once, at the status; the checks point there
             checks = _say_missing_once(checks, missing)
