@@ -197,11 +197,20 @@ def init(exercise_id: str, directory: Path, track: str | None) -> None:
               help="Also export the result: Gradescope results.json, JUnit XML, CSV, or the scorecard JSON.")
 @click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Where --format writes (default: results.json, junit.xml, results.csv, scorecards.json).")
+@click.option("--server", default=None, metavar="URL",
+              help="Interview mode: upload to this grading service (`grade serve`) instead of grading here.")
+@click.option("--token", envvar="GRADER_TOKEN", default=None, show_envvar=True,
+              help="Your invite token for --server (prefer the environment variable: it stays out of `ps`).")
 @_track_option()
 def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbox: str,
            require_isolation: bool, seed: int | None, view: str, quiet: bool, fmt: str | None = None,
-           export: Path | None = None, track: str | None = None) -> None:
+           export: Path | None = None, track: str | None = None, server: str | None = None,
+           token: str | None = None) -> None:
     """Grade FILE as a solution of exercise ID and write its scorecard.
+
+    With --server URL --token T the file is graded by an interview-mode service instead: it is
+    uploaded, the progress is shown, and the candidate view it returns is printed and written the
+    same way, with the same exit codes.
 
     Exit code 0 when every check passed, 1 when some did not (or the file did not compile, timed out
     or crashed), 2 for a usage error, 3 when the grader itself failed.
@@ -213,6 +222,8 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     from grader.cohort.exports import DEFAULT_EXPORT_NAMES  # noqa: PLC0415
     from grader.grading.scorecard import read_scorecard  # noqa: PLC0415
 
+    if server is not None:
+        _submit_remote(exercise_id, file, server=server, token=token, out=out, as_json=as_json, quiet=quiet)
     ex = _load(exercise_id, track)
     if not file.is_file():
         raise click.UsageError(f"submission file {file} does not exist" if not file.exists()
@@ -260,6 +271,49 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
         err.print(f"[dim]scorecard written to {out}[/dim]")
     if infra:
         err.print(f"infrastructure error (not the candidate's fault): {card.status_message}", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    sys.exit(EXIT_ALL_PASSED if card.all_passed else EXIT_FAILURES)
+
+
+def _submit_remote(exercise_id: str, file: Path, *, server: str, token: str | None, out: Path | None,
+                   as_json: bool, quiet: bool) -> None:
+    """``grade submit --server``: upload, wait, print the candidate view; exits with submit's codes."""
+    from grader.grading.render import render_scorecard  # noqa: PLC0415
+    from grader.grading.scorecard import Scorecard, write_scorecard  # noqa: PLC0415
+    from grader.service.client import ClientError, submit_remote  # noqa: PLC0415
+
+    if not token:
+        raise click.UsageError("--server needs --token (or GRADER_TOKEN): the token of your invitation")
+    if not file.is_file():
+        raise click.UsageError(f"submission file {file} does not exist" if not file.exists() else f"{file} is not a file")
+    err = _console(err=True)
+    progress = None if quiet else (lambda msg: err.print(f"grade: {msg}", markup=False))
+    try:
+        result = submit_remote(server, token, exercise_id, file, progress=progress)
+    except ClientError as exc:
+        if exc.usage:
+            raise click.UsageError(str(exc)) from exc
+        err.print(f"error: {exc}", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    except OSError as exc:
+        raise click.UsageError(f"cannot read submission {file}: {exc.strerror or exc}") from exc
+    if result.scorecard is None:
+        err.print(f"infrastructure error (not the candidate's fault): the service could not grade submission "
+                  f"{result.id}", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+    card = Scorecard.from_json(result.scorecard)
+    out = out or Path("scorecards") / f"{exercise_id}-{file.stem}.json"
+    try:
+        write_scorecard(card, out)
+    except OSError as exc:
+        err.print(f"error: cannot write the scorecard to {out}: {exc}", markup=False)
+        sys.exit(EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps(card.to_json(), indent=2))
+    else:
+        render_scorecard(card, _console())
+        err.print(f"[dim]scorecard written to {out}[/dim]")
+    if card.status == Status.INFRASTRUCTURE_ERROR:
         sys.exit(EXIT_INFRASTRUCTURE)
     sys.exit(EXIT_ALL_PASSED if card.all_passed else EXIT_FAILURES)
 
@@ -518,6 +572,61 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
     except OSError as exc:
         _fail(f"cannot write the report to {output}: {exc.strerror or exc}")
     click.echo(f"wrote {path}")
+
+
+# -- interview mode (issue 13) ----------------------------------------------------------------------
+
+@main.command("serve")
+@click.option("--db", "db_url", default="sqlite:///grader-service.db", show_default=True,
+              help="Database URL: sqlite:///PATH or postgresql://USER@HOST/DB (psycopg 3).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Submissions graded at once (one sandbox each).")
+@click.option("--sandbox", type=click.Choice(["docker", "process"]), default="docker", show_default=True,
+              help="docker (isolated; the image must be built) or process (development only: every page warns).")
+@click.option("--max-upload-bytes", type=click.IntRange(min=1), default=256 * 1024, show_default=True,
+              help="Size cap of one submitted file.")
+@click.option("--rate-limit", type=click.IntRange(min=1), default=30, show_default=True,
+              help="Submissions per candidate per minute.")
+def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max_upload_bytes: int,
+              rate_limit: int) -> None:
+    """Run the interview-mode grading service (JSON API and web pages on uvicorn).
+
+    Needs GRADER_INTERVIEWER_TOKEN (at least 16 characters) in the environment; it is removed from
+    the environment once read, so no child process inherits it. Migrates the database at start and
+    re-queues submissions a killed server left running.
+    """
+    import os  # noqa: PLC0415
+
+    token = os.environ.pop("GRADER_INTERVIEWER_TOKEN", "")
+    if len(token) < 16:
+        raise click.UsageError("set GRADER_INTERVIEWER_TOKEN to a secret of at least 16 characters "
+                               "(e.g. `export GRADER_INTERVIEWER_TOKEN=$(python3 -c 'import secrets; "
+                               "print(secrets.token_urlsafe(32))')`); the server refuses to start without it")
+    err = _console(err=True)
+    if sandbox == "docker":
+        from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415
+
+        backend, why = DockerSandbox.if_ready()
+        if backend is None:
+            err.print(f"error: the docker sandbox is not ready ({why}); run `grade sandbox build`, or pass "
+                      "--sandbox process for development", markup=False)
+            sys.exit(EXIT_INFRASTRUCTURE)
+    else:
+        err.print("warning: --sandbox process grades without a container; do not use it for untrusted code",
+                  markup=False)
+    import uvicorn  # noqa: PLC0415
+
+    from grader.service.app import Settings, create_app  # noqa: PLC0415
+
+    try:
+        app = create_app(Settings(db_url=db_url, interviewer_token=token, sandbox=sandbox, workers=workers,
+                                  max_source_bytes=max_upload_bytes, max_body_bytes=max_upload_bytes * 2 + 65536,
+                                  rate_limit=rate_limit))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    uvicorn.run(app, host=host, port=port, log_level="info")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -175,13 +175,31 @@ def summary_row(candidate: str, card: Scorecard, scorecard_path: str = "") -> di
             "failed_checks": ";".join(failed_checks(card)), "scorecard": scorecard_path}
 
 
+#: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def neutralise_formula(value: str) -> str:
+    """``value`` with a leading ``'`` when it starts like a formula (``FORMULA_STARTS``), so Excel,
+    LibreOffice and Google Sheets show it as text (OWASP's recommendation for CSV injection);
+    numbers (``-1.5``) are left alone."""
+    if not value.startswith(FORMULA_STARTS):
+        return value
+    try:
+        float(value)
+    except ValueError:
+        return "'" + value
+    return value
+
+
 def to_csv(rows: Iterable[dict]) -> str:
-    """CSV text with ``SUMMARY_COLUMNS``."""
+    """CSV text with ``SUMMARY_COLUMNS``; text cells that would start a formula are neutralised
+    (``neutralise_formula``): candidate labels come from file or candidate names."""
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=SUMMARY_COLUMNS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: row.get(k, "") for k in SUMMARY_COLUMNS})
+        writer.writerow({k: neutralise_formula(str(row.get(k, ""))) for k in SUMMARY_COLUMNS})
     return buf.getvalue()
 
 

@@ -42,16 +42,23 @@ def _short(value: Any) -> str:
     return text if len(text) <= MAX_DETAIL_CHARS else text[:MAX_DETAIL_CHARS] + " …"
 
 
-def _detail_rows(details: dict) -> list[tuple[str, str]]:
-    """Details flattened one level (``tolerance.rtol``) for a compact key/value list."""
+def detail_rows(details: dict, prefix: str = "", depth: int = 4) -> list[tuple[str, str]]:
+    """A check's numbers as ``(name, value)`` rows for a small table: nested dicts are flattened to
+    dotted names (``output.tolerance.rtol``) down to ``depth`` levels, floats shown with 4
+    significant digits, short lists of scalars inline; the top-level ``case`` (shown apart) is left out.
+    """
     rows = []
     for key, value in details.items():
-        if key == "case":
+        if not prefix and key == "case":
             continue
-        if isinstance(value, dict) and len(value) <= 8 and all(not isinstance(v, (dict, list)) for v in value.values()):
-            rows += [(f"{key}.{k}", _short(v)) for k, v in value.items()]
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and depth > 1:
+            rows += detail_rows(value, f"{name}.", depth - 1)
+        elif isinstance(value, (list, tuple)) and value and len(value) <= 12 and all(
+                isinstance(v, (int, float, str, bool)) or v is None for v in value):
+            rows.append((name, ", ".join(_short(v) for v in value)))
         else:
-            rows.append((key, _short(value)))
+            rows.append((name, _short(value)))
     return rows
 
 
@@ -100,7 +107,7 @@ def _submission(label: str, card: Scorecard, index: int) -> dict:
                                    for s in plots.find_series(c.details)) if p]
         checks.append({"id": c.id, "title": c.title, "category": c.category, "visibility": c.visibility,
                        "verdict": c.verdict, "points": c.points, "max_points": c.max_points,
-                       "message": c.message, "case": c.details.get("case"), "numbers": _detail_rows(c.details),
+                       "message": c.message, "case": c.details.get("case"), "numbers": detail_rows(c.details),
                        "plots": probe_plots})
     heatmaps = []
     for h in (card.artifacts or {}).get("heatmaps", []):

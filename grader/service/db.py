@@ -1,0 +1,186 @@
+"""Storage of interview mode: SQLAlchemy 2 models, engines and sessions.
+
+Tables: ``cohorts`` (an interview round: exercise ids, one hidden seed fixed at creation, opening
+and closing times), ``candidates`` (invite tokens stored as SHA-256 hex digests, never in clear),
+``submissions`` (source bytes, sha256, exercise, times, queue status) and ``scorecards`` (the
+interviewer-view JSON of ``grader/schemas/scorecard.schema.json``, at most one per submission: the
+primary key makes "graded exactly once" a database constraint).
+
+The schema is created and upgraded by the Alembic revisions in ``grader/service/migrations``
+(``migrate``), never by ``create_all``. URLs: ``sqlite:///PATH`` (the default, a file) or
+``postgresql://...`` (driven by psycopg 3; ``postgresql+psycopg://`` is accepted as is).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+from sqlalchemy import (JSON, BigInteger, DateTime, ForeignKey, Integer, LargeBinary, String, Text,
+                        create_engine, event)
+from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
+
+#: Queue states of a submission. ``queued`` -> ``running`` -> ``graded``; an infrastructure error
+#: puts it back to ``queued`` until ``MAX_ATTEMPTS`` (grader.service.queue), then ``infrastructure_error``.
+STATUSES = ("queued", "running", "graded", "infrastructure_error")
+DEFAULT_DB_URL = "sqlite:///grader-service.db"
+MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+
+
+def utcnow() -> datetime:
+    """The current time, UTC, timezone-aware."""
+    return datetime.now(timezone.utc)
+
+
+def as_utc(moment: datetime | None) -> datetime | None:
+    """``moment`` as an aware UTC datetime (SQLite hands back naive ones, which are UTC here)."""
+    if moment is None:
+        return None
+    return moment.replace(tzinfo=timezone.utc) if moment.tzinfo is None else moment.astimezone(timezone.utc)
+
+
+def token_digest(token: str) -> str:
+    """SHA-256 hex digest of a token: what the database keeps instead of the token (64 chars)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+class Base(DeclarativeBase):
+    """Declarative base of the service's tables."""
+
+
+class Cohort(Base):
+    """An interview round: the exercises it grades, its hidden seed, when it is open."""
+
+    __tablename__ = "cohorts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200))
+    #: exercise ids, in the order the interviewer gave them
+    exercises: Mapped[list] = mapped_column(JSON)
+    #: seed of the hidden cases, fixed at creation (0 <= seed < 2**31); never in a candidate view
+    seed: Mapped[int] = mapped_column(BigInteger)
+    opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Candidate(Base):
+    """One invited candidate of a cohort; ``token_hash`` is ``token_digest`` of their invite token."""
+
+    __tablename__ = "candidates"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cohort_id: Mapped[int] = mapped_column(ForeignKey("cohorts.id"), index=True)
+    name: Mapped[str] = mapped_column(String(200))
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Submission(Base):
+    """One uploaded file and its place in the queue.
+
+    ``filename`` is the upload's name as the client gave it, kept for display only: the source is
+    always written to the sandbox as ``submission.py`` (never to a path taken from the upload).
+    ``attempts`` counts claims (a crash or an infrastructure error makes one more).
+    """
+
+    __tablename__ = "submissions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"), index=True)
+    exercise: Mapped[str] = mapped_column(String(64))
+    source: Mapped[bytes] = mapped_column(LargeBinary)
+    sha256: Mapped[str] = mapped_column(String(64))
+    filename: Mapped[str] = mapped_column(String(255), default="")
+    status: Mapped[str] = mapped_column(String(32), index=True, default="queued")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    claim_token: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class StoredScorecard(Base):
+    """The interviewer-view scorecard of a graded submission (one at most per submission)."""
+
+    __tablename__ = "scorecards"
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), primary_key=True)
+    document: Mapped[dict] = mapped_column(JSON)
+    score: Mapped[float] = mapped_column(default=0.0)
+    max_score: Mapped[float] = mapped_column(default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+def normalise_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` get the psycopg 3 driver; anything else unchanged.
+
+    Raises:
+        ValueError: not a database URL SQLAlchemy can parse, or a backend other than SQLite/PostgreSQL.
+    """
+    try:
+        parsed = make_url(url)
+    except Exception as exc:  # noqa: BLE001 - sqlalchemy raises ArgumentError
+        raise ValueError(f"not a database URL: {url!r}") from exc
+    backend = parsed.get_backend_name()
+    if backend in ("postgresql", "postgres"):
+        return parsed.set(drivername="postgresql+psycopg").render_as_string(hide_password=False)
+    if backend != "sqlite":
+        raise ValueError(f"unsupported database {backend!r}: use sqlite:///PATH or postgresql://...")
+    return url
+
+
+def make_engine(url: str = DEFAULT_DB_URL) -> Engine:
+    """An engine for ``url``, set up for many threads.
+
+    SQLite: WAL journal, a 30 s busy timeout, foreign keys on, and every transaction begun with
+    ``BEGIN IMMEDIATE`` (the pysqlite recipe of SQLAlchemy's SQLite dialect docs), so a claim is one
+    writer at a time and never a lock upgrade that deadlocks. PostgreSQL: psycopg 3, pre-ping.
+
+    Raises:
+        ValueError: see ``normalise_url``.
+    """
+    url = normalise_url(url)
+    if make_url(url).get_backend_name() != "sqlite":
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_conn, _record):  # pragma: no cover - exercised by every SQLite test
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):  # pragma: no cover
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+    return engine
+
+
+def is_postgres(engine: Engine) -> bool:
+    """Whether ``engine`` talks to PostgreSQL (the queue then claims with SKIP LOCKED)."""
+    return engine.dialect.name == "postgresql"
+
+
+def session_factory(engine: Engine) -> sessionmaker:
+    """Sessions that keep loaded attributes after commit (routes read them after committing)."""
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema to the newest Alembic revision (idempotent; run at every start).
+
+    Raises:
+        sqlalchemy.exc.OperationalError: the database cannot be reached.
+    """
+    from alembic import command  # noqa: PLC0415
+    from alembic.config import Config  # noqa: PLC0415
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "head")

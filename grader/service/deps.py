@@ -1,0 +1,109 @@
+"""Authentication of the service as FastAPI dependencies.
+
+A token comes from ``Authorization: Bearer TOKEN`` (API clients) or from the ``grader_session``
+cookie that the login form sets (pages; HttpOnly, SameSite=Strict). Tokens never travel in URLs.
+
+* The interviewer token (``GRADER_INTERVIEWER_TOKEN``) is compared with ``hmac.compare_digest``
+  (constant time in the length of the inputs).
+* A candidate token is looked up by its SHA-256 digest (the database keeps digests only), and the
+  stored digest is compared with ``hmac.compare_digest`` as well; the lookup learns nothing a
+  timing attacker could use, since the digest of a guess reveals nothing about the token.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from grader.service.db import Candidate, token_digest
+
+COOKIE = "grader_session"
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: the interviewer, or one candidate (``candidate`` is then set)."""
+
+    role: str
+    candidate: Candidate | None = None
+
+    @property
+    def is_interviewer(self) -> bool:
+        """Whether this is the interviewer."""
+        return self.role == "interviewer"
+
+
+def bearer_token(request: Request) -> str | None:
+    """The token of a request: the Authorization header (``Bearer``, any case) first, then the cookie."""
+    header = request.headers.get("authorization")
+    if header:
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer":
+            return None
+        return value.strip() or None
+    return request.cookies.get(COOKIE) or None
+
+
+def session_dep(request: Request):
+    """A database session for one request (closed afterwards)."""
+    with request.app.state.sessions() as session:
+        yield session
+
+
+DB = Annotated[Session, Depends(session_dep)]
+
+
+def identify(token: str | None, interviewer_token: str, session: Session) -> Principal | None:
+    """The principal ``token`` stands for, or None (unknown or absent)."""
+    if not token:
+        return None
+    if hmac.compare_digest(token.encode("utf-8"), interviewer_token.encode("utf-8")):
+        session.rollback()
+        return Principal("interviewer")
+    digest = token_digest(token)
+    candidate = session.scalars(select(Candidate).where(Candidate.token_hash == digest)).first()
+    if candidate is not None:
+        session.expunge(candidate)
+    # End the lookup's transaction now: on SQLite every transaction holds the write lock (BEGIN
+    # IMMEDIATE), and a request may go on to stream an upload for a while.
+    session.rollback()
+    if candidate is None or not hmac.compare_digest(candidate.token_hash, digest):
+        return None
+    return Principal("candidate", candidate)
+
+
+def optional_principal(request: Request, session: DB) -> Principal | None:
+    """The caller, or None when no valid token came."""
+    return identify(bearer_token(request), request.app.state.settings.interviewer_token, session)
+
+
+def principal(who: Annotated[Principal | None, Depends(optional_principal)]) -> Principal:
+    """The caller. Raises 401 (with ``WWW-Authenticate: Bearer``) without a valid token."""
+    if who is None:
+        raise HTTPException(401, "a valid token is required", headers={"WWW-Authenticate": "Bearer"})
+    return who
+
+
+def interviewer(who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """The interviewer. Raises 401 without a token, 403 for a candidate's."""
+    if not who.is_interviewer:
+        raise HTTPException(403, "this needs the interviewer token")
+    return who
+
+
+def candidate(who: Annotated[Principal, Depends(principal)]) -> Principal:
+    """A candidate. Raises 401 without a token, 403 for the interviewer's (interviewers do not submit)."""
+    if who.is_interviewer:
+        raise HTTPException(403, "only candidates submit")
+    return who
+
+
+Anyone = Annotated[Principal, Depends(principal)]
+MaybeAnyone = Annotated[Principal | None, Depends(optional_principal)]
+Interviewer = Annotated[Principal, Depends(interviewer)]
+CandidateP = Annotated[Principal, Depends(candidate)]

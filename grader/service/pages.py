@@ -1,0 +1,201 @@
+"""Server-rendered pages of the service (Jinja2, autoescaped; no JavaScript needed).
+
+Candidates: their exercises, an exercise's statement and stub with an upload or paste box, their
+attempts with candidate-view scorecards (a queued one refreshes itself). Interviewer: the cohorts,
+a cohort's table (candidates x checks, as ``grade review``) with the score distribution and a link
+to the ``grade report`` page, one submission's interviewer view beside its source, and the diff of
+two attempts. Login sets the token in an HttpOnly, SameSite=Strict cookie: tokens never appear in
+a URL. Authorisation is the API's: 401 without a token, 403 for the wrong role, 404 for ids that
+are absent or another candidate's.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import jinja2
+from fastapi import FastAPI, Form, HTTPException, Request
+from fastapi.responses import HTMLResponse, RedirectResponse
+from sqlalchemy import select
+
+from grader.cohort import plots
+from grader.cohort.report import detail_rows, render_report
+from grader.cohort.review import diff_scorecards
+from grader.grading.exercise import get_exercise
+from grader.service import records
+from grader.service.db import Candidate, Cohort, Submission, as_utc
+from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
+from grader.service.records import Refused, parse_id
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+_ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
+                          undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+_ENV.globals["detail_rows"] = detail_rows
+
+
+def _when(moment) -> str:
+    return as_utc(moment).strftime("%Y-%m-%d %H:%M:%S UTC") if moment else ""
+
+
+_ENV.filters["when"] = _when
+
+
+def add_routes(app: FastAPI, *, submit, read_upload) -> None:
+    """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
+    settings = app.state.settings
+
+    def page(name: str, status: int = 200, **context) -> HTMLResponse:
+        html = _ENV.get_template(name).render(process_warning=settings.sandbox == "process", **context)
+        return HTMLResponse(html, status_code=status, headers={
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                                       "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
+            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+    @app.exception_handler(HTTPException)
+    async def _errors(request: Request, exc: HTTPException):
+        if request.url.path.startswith("/api/") or request.url.path == "/healthz":
+            from fastapi.exception_handlers import http_exception_handler  # noqa: PLC0415
+
+            return await http_exception_handler(request, exc)
+        return page("error.html.j2", exc.status_code, who=None, status=exc.status_code, message=str(exc.detail))
+
+    @app.get("/", response_class=HTMLResponse)
+    def home(who: MaybeAnyone):
+        """The login form, or the caller's start page."""
+        if who is None:
+            return page("login.html.j2", who=None, failed=False)
+        return RedirectResponse("/interviewer" if who.is_interviewer else "/candidate", 303)
+
+    @app.post("/login")
+    def login(session: DB, token: str = Form(default="", max_length=512)):
+        """Check the token from the form and keep it in a cookie (HttpOnly, SameSite=Strict)."""
+        who = identify(token.strip(), settings.interviewer_token, session)
+        if who is None:
+            return page("login.html.j2", 401, who=None, failed=True)
+        resp = RedirectResponse("/interviewer" if who.is_interviewer else "/candidate", 303)
+        resp.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", path="/")
+        return resp
+
+    @app.post("/logout")
+    def logout():
+        """Forget the cookie."""
+        resp = RedirectResponse("/", 303)
+        resp.delete_cookie(COOKIE, path="/")
+        return resp
+
+    # -- candidate --------------------------------------------------------------------------------
+
+    def attempts(session, cand: Candidate, exercise: str | None = None) -> list[dict]:
+        q = select(Submission).where(Submission.candidate_id == cand.id).order_by(Submission.id.desc())
+        if exercise:
+            q = q.where(Submission.exercise == exercise)
+        out = []
+        for sub in session.scalars(q):
+            card = records.stored_card(session, sub)
+            out.append({"sub": sub, "card": card and card.candidate_view()})
+        return out
+
+    @app.get("/candidate", response_class=HTMLResponse)
+    def candidate_home(session: DB, who: CandidateP):
+        """The candidate's exercises and attempts."""
+        cohort = session.get(Cohort, who.candidate.cohort_id)
+        exercises = [get_exercise(e) for e in cohort.exercises]
+        return page("candidate.html.j2", who=who, cohort=cohort, exercises=exercises,
+                    attempts=attempts(session, who.candidate))
+
+    @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
+    def candidate_exercise(exercise_id: str, session: DB, who: CandidateP):
+        """Statement, stub, the upload form and the attempts at one exercise."""
+        cohort = session.get(Cohort, who.candidate.cohort_id)
+        if exercise_id not in cohort.exercises:
+            raise HTTPException(404, "not found")
+        ex = get_exercise(exercise_id)
+        return page("exercise.html.j2", who=who, ex=ex, spec=ex.spec_path.read_text(encoding="utf-8"),
+                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id))
+
+    @app.post("/candidate/submit")
+    async def candidate_submit(request: Request, who: CandidateP):
+        """The upload form's target: queue the file (or pasted text), then show its page."""
+        exercise, source, filename = await read_upload(request, settings)
+        with app.state.sessions() as session:
+            sub = submit(session, who, exercise, source, filename)
+        return RedirectResponse(f"/candidate/submissions/{sub.id}", 303)
+
+    @app.get("/candidate/submissions/{sub_id}", response_class=HTMLResponse)
+    def candidate_submission(sub_id: str, session: DB, who: CandidateP):
+        """One attempt with its candidate-view scorecard."""
+        try:
+            sub = records.own_submission(session, parse_id(sub_id), who.candidate)
+        except Refused as exc:
+            raise HTTPException(exc.status, str(exc)) from None
+        card = records.stored_card(session, sub)
+        return page("submission.html.j2", who=who, sub=sub, card=card and card.candidate_view(), source=None,
+                    candidate=None)
+
+    # -- interviewer ------------------------------------------------------------------------------
+
+    @app.get("/interviewer", response_class=HTMLResponse)
+    def interviewer_home(session: DB, who: Interviewer):
+        """Every cohort."""
+        return page("cohorts.html.j2", who=who, cohorts=list(session.scalars(select(Cohort).order_by(Cohort.id))))
+
+    def cohort_or_404(session, cohort_id: str) -> Cohort:
+        cohort = session.get(Cohort, parse_id(cohort_id)) if parse_id(cohort_id) else None
+        if cohort is None:
+            raise HTTPException(404, "not found")
+        return cohort
+
+    @app.get("/interviewer/cohorts/{cohort_id}", response_class=HTMLResponse)
+    def interviewer_cohort(cohort_id: str, session: DB, who: Interviewer):
+        """The cohort table, the score distribution, candidates and every submission."""
+        cohort = cohort_or_404(session, cohort_id)
+        summary = records.summary_json(session, cohort)
+        percents: dict[str, list[float]] = {}
+        for t in summary["tables"]:
+            percents[t["exercise"]] = [100.0 * r["score"] / r["max_score"] if r["max_score"] else 0.0 for r in t["rows"]]
+        distribution = plots.score_distribution(percents) if any(percents.values()) else None
+        candidates = list(session.scalars(select(Candidate).where(Candidate.cohort_id == cohort.id)
+                                          .order_by(Candidate.id)))
+        names = {c.id: c.name for c in candidates}
+        subs = list(session.scalars(select(Submission).join(Candidate, Candidate.id == Submission.candidate_id)
+                                    .where(Candidate.cohort_id == cohort.id).order_by(Submission.id.desc())))
+        return page("cohort.html.j2", who=who, cohort=cohort, summary=summary, distribution=distribution,
+                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS))
+
+    @app.get("/interviewer/cohorts/{cohort_id}/report", response_class=HTMLResponse)
+    def interviewer_report(cohort_id: str, session: DB, who: Interviewer):
+        """The ``grade report`` page of the cohort's latest attempts."""
+        cohort = cohort_or_404(session, cohort_id)
+        items = records.cohort_cards(session, cohort.id)
+        html = render_report([(i.label, i.card) for i in items], title=f"Cohort {cohort.name}: grading report")
+        return HTMLResponse(html, headers={"Content-Security-Policy": "script-src 'none'; frame-ancestors 'none'"})
+
+    @app.get("/interviewer/submissions/{sub_id}", response_class=HTMLResponse)
+    def interviewer_submission(sub_id: str, session: DB, who: Interviewer):
+        """One submission's interviewer view beside its source."""
+        try:
+            sub = records.own_submission(session, parse_id(sub_id), None)
+        except Refused as exc:
+            raise HTTPException(exc.status, str(exc)) from None
+        return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
+                    source=sub.source.decode("utf-8", errors="replace"),
+                    candidate=session.get(Candidate, sub.candidate_id))
+
+    @app.get("/interviewer/diff", response_class=HTMLResponse)
+    def interviewer_diff(session: DB, who: Interviewer, a: str = "", b: str = ""):
+        """What changed between two graded attempts at one exercise (``grade review --diff``)."""
+        cards = []
+        for sub_id in (a, b):
+            try:
+                sub = records.own_submission(session, parse_id(sub_id), None)
+            except Refused as exc:
+                raise HTTPException(exc.status, str(exc)) from None
+            card = records.stored_card(session, sub)
+            if card is None:
+                raise HTTPException(422, f"submission {sub.id} is not graded")
+            cards.append((f"#{sub.id}", card))
+        if cards[0][1].exercise["id"] != cards[1][1].exercise["id"]:
+            raise HTTPException(422, "a diff compares two attempts at one exercise")
+        return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b)
+
+    _ = Anyone  # the API's dependency aliases are shared; pages use the role-specific ones

@@ -1,0 +1,122 @@
+"""Workers of the service: receive, run, report, acknowledge.
+
+Each worker is a thread of the server process. It claims one submission (``queue.claim``), grades
+it in a fresh sandbox through ``grade_one`` (the same ``grade_submission`` as ``grade submit``),
+then stores the scorecard and marks the submission graded in one transaction (``queue.complete``).
+A crash anywhere before that commit leaves the submission ``running``; the next start re-queues it
+(``queue.requeue_running``), and grading it again is harmless because nothing was stored. An
+infrastructure error is retried (``queue.retry_or_fail``) and never stored as a score.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import threading
+from dataclasses import replace
+from pathlib import Path
+
+from sqlalchemy.orm import sessionmaker
+
+from grader.grading.exercise import get_exercise
+from grader.grading.scorecard import Scorecard, validate
+from grader.judge.verdicts import Status
+from grader.service import queue
+
+log = logging.getLogger("grader.service.worker")
+
+
+def grade_one(exercise_id: str, source: bytes, *, seed: int, sandbox: str) -> Scorecard:
+    """Grade ``source`` as a submission of ``exercise_id`` with the cohort's ``seed``.
+
+    The one place the service calls the grading library (switch to the executor seam of
+    ``grader.cohort.executors`` here). The source is written as ``submission.py`` in a fresh
+    temporary folder: no name from the upload is ever used as a path.
+
+    Args:
+        sandbox: ``docker`` (isolation required) or ``process``.
+    Returns:
+        The interviewer-view scorecard; its ``submission.path`` is ``submission.py``.
+    Raises:
+        grader.grading.exercise.UnknownExercise: ``exercise_id`` is not an exercise.
+    """
+    from grader.grading.grade import grade_submission  # noqa: PLC0415 - torch import on first use only
+
+    exercise = get_exercise(exercise_id)
+    with tempfile.TemporaryDirectory(prefix="grader-service-") as tmp:
+        path = Path(tmp) / "submission.py"
+        path.write_bytes(source)
+        card = grade_submission(exercise, path, sandbox=sandbox, seed=seed,
+                                require_isolation=(sandbox == "docker"))
+    return replace(card, submission={**card.submission, "path": "submission.py"})
+
+
+def process_one(factory: sessionmaker, sandbox: str) -> bool:
+    """Claim and grade one submission. Returns False when the queue was empty."""
+    claim = queue.claim(factory)
+    if claim is None:
+        return False
+    try:
+        card = grade_one(claim.exercise, claim.source, seed=claim.seed, sandbox=sandbox)
+        document = card.to_json()
+        validate(document)
+    except Exception as exc:  # noqa: BLE001 - a grader fault, never the candidate's
+        log.exception("grading submission %s failed", claim.submission_id)
+        card, error = None, f"Grader fault ({type(exc).__name__}): {exc}"
+    if card is None or card.status == Status.INFRASTRUCTURE_ERROR:
+        error = error if card is None else card.status_message
+        status = queue.retry_or_fail(factory, claim, error)
+        log.warning("submission %s: infrastructure error (attempt %s) -> %s", claim.submission_id,
+                    claim.attempt, status or "claim lost")
+        return True
+    if not queue.complete(factory, claim, document, card.score, card.max_score):
+        log.warning("submission %s: claim lost before its scorecard was stored", claim.submission_id)
+    return True
+
+
+class WorkerPool:
+    """``n`` worker threads grading from the queue until ``stop``.
+
+    Args:
+        factory: session factory of the service's database.
+        n: number of workers (each grades one submission at a time).
+        sandbox: ``docker`` or ``process``.
+        poll_s: seconds a worker sleeps when the queue is empty, unless ``wake`` is called.
+    """
+
+    def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0):
+        self.factory, self.n, self.sandbox, self.poll_s = factory, n, sandbox, poll_s
+        self._stop = threading.Event()
+        self._wake = threading.Condition()
+        self._threads: list[threading.Thread] = []
+
+    def start(self) -> None:
+        """Start the worker threads."""
+        for i in range(self.n):
+            t = threading.Thread(target=self._loop, name=f"grader-worker-{i}", daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def wake(self) -> None:
+        """Tell idle workers that work was queued."""
+        with self._wake:
+            self._wake.notify_all()
+
+    def stop(self, timeout: float = 30.0) -> None:
+        """Stop after the current submissions (seconds to wait for them)."""
+        self._stop.set()
+        self.wake()
+        for t in self._threads:
+            t.join(timeout)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                busy = process_one(self.factory, self.sandbox)
+            except Exception:  # noqa: BLE001 - database unreachable: wait, then try again
+                log.exception("worker loop")
+                busy = False
+            if not busy:
+                with self._wake:
+                    if not self._stop.is_set():
+                        self._wake.wait(self.poll_s)
