@@ -119,6 +119,16 @@ class Postgres:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
+def get(url: str, **kw) -> httpx.Response:
+    """httpx.get with a timeout that suits 2 busy cores (60 s)."""
+    return httpx.get(url, timeout=kw.pop("timeout", 60), **kw)
+
+
+def post(url: str, **kw) -> httpx.Response:
+    """httpx.post with a timeout that suits 2 busy cores (60 s)."""
+    return httpx.post(url, timeout=kw.pop("timeout", 60), **kw)
+
+
 def auth(token: str | None) -> dict:
     return {"Authorization": f"Bearer {token}"} if token else {}
 
@@ -127,7 +137,7 @@ def wait_final(url: str, token: str, sub_id: int, timeout: float = 180.0) -> dic
     """Poll a submission until graded or infrastructure_error."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        doc = httpx.get(f"{url}/api/submissions/{sub_id}", headers=auth(token), timeout=30).json()
+        doc = get(f"{url}/api/submissions/{sub_id}", headers=auth(token)).json()
         if doc["status"] in ("graded", "infrastructure_error"):
             return doc
         time.sleep(0.3)

@@ -44,9 +44,9 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
 
-    def page(name: str, status: int = 200, **context) -> HTMLResponse:
+    def page(name: str, code: int = 200, **context) -> HTMLResponse:
         html = _ENV.get_template(name).render(process_warning=settings.sandbox == "process", **context)
-        return HTMLResponse(html, status_code=status, headers={
+        return HTMLResponse(html, status_code=code, headers={
             "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                                        "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
             "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})

@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from grader.cohort.exports import export_text, to_gradescope
 from grader.cohort.review import review_tables
 from grader.grading.exercise import UnknownExercise, get_exercise
-from grader.grading.scorecard import Scorecard
+from grader.grading.scorecard import CheckResult, Scorecard
 from grader.service import queue
 from grader.service.db import Candidate, Cohort, StoredScorecard, Submission, as_utc, token_digest, utcnow
 
@@ -117,10 +117,19 @@ def own_submission(session: Session, sub_id: int | None, candidate: Candidate | 
     return sub
 
 
+def load_card(document: dict) -> Scorecard:
+    """A stored scorecard document as a ``Scorecard``, without validating it again: the worker
+    validated it against the schema before storing it (``worker.grade_one_json``), and validating
+    every card of a cohort on each page view would cost a schema pass per card."""
+    fields = dict(document)
+    fields["checks"] = tuple(CheckResult(**c) for c in document["checks"])
+    return Scorecard(**fields)
+
+
 def stored_card(session: Session, sub: Submission) -> Scorecard | None:
     """The interviewer-view scorecard of a graded submission, else None."""
     row = session.get(StoredScorecard, sub.id)
-    return Scorecard.from_json(row.document) if row is not None and sub.status == "graded" else None
+    return load_card(row.document) if row is not None and sub.status == "graded" else None
 
 
 def submission_json(session: Session, sub: Submission, view: str) -> dict:
@@ -162,7 +171,7 @@ def cohort_cards(session: Session, cohort_id: int, *, latest_only: bool = True) 
     latest: dict[tuple, CohortCard] = {}
     everything = []
     for cand, sub, stored in rows:
-        item = CohortCard(cand, sub, Scorecard.from_json(stored.document))
+        item = CohortCard(cand, sub, load_card(stored.document))
         latest[(cand.id, sub.exercise)] = item
         everything.append(item)
     return list(latest.values()) if latest_only else everything

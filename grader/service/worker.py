@@ -11,8 +11,11 @@ infrastructure error is retried (``queue.retry_or_fail``) and never stored as a 
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import tempfile
 import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import replace
 from pathlib import Path
 
@@ -51,15 +54,64 @@ def grade_one(exercise_id: str, source: bytes, *, seed: int, sandbox: str) -> Sc
     return replace(card, submission={**card.submission, "path": "submission.py"})
 
 
-def process_one(factory: sessionmaker, sandbox: str) -> bool:
-    """Claim and grade one submission. Returns False when the queue was empty."""
+def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
+    """``grade_one`` as a JSON document (validated): what a grading process sends back."""
+    document = grade_one(exercise_id, source, seed=seed, sandbox=sandbox).to_json()
+    validate(document)
+    return document
+
+
+class GradingProcesses:
+    """A pool of ``n`` spawned processes, each grading one submission at a time.
+
+    Grading runs outside the server's process because the host measures the reference's peak
+    memory with ``tracemalloc``, which is process-wide: two gradings in threads of one process
+    disturb each other's figures (a correct softmax then failed ``memory_scaling`` under load).
+    A process that dies breaks the pool; it is rebuilt and the submission counts as an
+    infrastructure error (retried).
+    """
+
+    def __init__(self, n: int):
+        self.n = n
+        self._lock = threading.Lock()
+        self._pool = None
+
+    def _get(self):
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    def __call__(self, exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
+        pool = self._get()
+        try:
+            return pool.submit(grade_one_json, exercise_id, source, seed, sandbox).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def shutdown(self) -> None:
+        """Stop the processes (after their current submission)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def process_one(factory: sessionmaker, sandbox: str, grade=grade_one_json) -> bool:
+    """Claim and grade one submission with ``grade`` (``grade_one_json`` or a ``GradingProcesses``).
+
+    Returns False when the queue was empty.
+    """
     claim = queue.claim(factory)
     if claim is None:
         return False
     try:
-        card = grade_one(claim.exercise, claim.source, seed=claim.seed, sandbox=sandbox)
-        document = card.to_json()
-        validate(document)
+        document = grade(claim.exercise, claim.source, claim.seed, sandbox)
+        card = Scorecard.from_json(document)
     except Exception as exc:  # noqa: BLE001 - a grader fault, never the candidate's
         log.exception("grading submission %s failed", claim.submission_id)
         card, error = None, f"Grader fault ({type(exc).__name__}): {exc}"
@@ -75,7 +127,8 @@ def process_one(factory: sessionmaker, sandbox: str) -> bool:
 
 
 class WorkerPool:
-    """``n`` worker threads grading from the queue until ``stop``.
+    """``n`` worker threads taking work from the queue until ``stop``, each grading in one of ``n``
+    grading processes (``GradingProcesses``).
 
     Args:
         factory: session factory of the service's database.
@@ -86,6 +139,7 @@ class WorkerPool:
 
     def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0):
         self.factory, self.n, self.sandbox, self.poll_s = factory, n, sandbox, poll_s
+        self.grade = GradingProcesses(n)
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -108,11 +162,12 @@ class WorkerPool:
         self.wake()
         for t in self._threads:
             t.join(timeout)
+        self.grade.shutdown()
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                busy = process_one(self.factory, self.sandbox)
+                busy = process_one(self.factory, self.sandbox, self.grade)
             except Exception:  # noqa: BLE001 - database unreachable: wait, then try again
                 log.exception("worker loop")
                 busy = False
