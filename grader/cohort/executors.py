@@ -305,16 +305,18 @@ class LocalExecutor(Executor):
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def make_executor(*, jobs: int = 1, ray: str | None = None, **ray_options) -> Executor:
-    """The executor for ``grade batch``: ``RayExecutor(ray, ...)`` when ``ray`` is an address (or
-    ``local``), else ``LocalExecutor(jobs)``. Ray is imported only in the first case.
+def make_executor(*, jobs: int = 1, ray: str | None = None, sandbox: str = "auto", require_isolation: bool = False,
+                  build_image: bool = False) -> Executor:
+    """The executor for ``grade batch``: ``RayExecutor`` when ``ray`` is an address (or ``local``: an
+    embedded Ray of ``jobs`` slots), else ``LocalExecutor(jobs)``. Ray is imported only in the first case.
 
     Raises:
         grader.cohort.ray_executor.RayUnavailable: Ray is asked for but not installed or unreachable.
+        grader.cohort.ray_executor.NodeRefused: a node of the cluster disagrees with this machine.
     """
     if ray:
         from grader.cohort.ray_executor import RayExecutor  # noqa: PLC0415 - optional dependency
 
-        return RayExecutor(ray, **ray_options)
+        return RayExecutor(ray, jobs=jobs, sandbox=sandbox, require_isolation=require_isolation,
+                           build_image=build_image)
     return LocalExecutor(jobs)
-

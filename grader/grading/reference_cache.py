@@ -54,20 +54,39 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def content_hash(exercise) -> str:
-    """Hex sha256 of what the reference's answers depend on (see the module docstring).
+def files_hash(exercise) -> str:
+    """Hex sha256 of the bytes of every file the exercise's grading reads on the host: its folder
+    (spec, stub, ``exercise.toml``, ``checks.py``, baselines), its reference modules (every track:
+    ``reference/<id>.py``, ``reference/<id>_<track>.py``) and the runner (``grader/run/*.py``).
+    Two machines with equal hashes build the same plans and reference answers.
 
     Raises:
         OSError: a file of the exercise cannot be read.
     """
     h = hashlib.sha256()
-    files = sorted(p for p in Path(exercise.folder).rglob("*")
+    folder = Path(exercise.folder)
+    files = sorted(p for p in folder.rglob("*")
                    if p.is_file() and "__pycache__" not in p.parts and not p.name.endswith(".pyc"))
-    files += [Path(exercise.reference_path), *sorted(_RUN_DIR.glob("*.py"))]
+    ref = Path(exercise.reference_path)
+    refs = {ref, *ref.parent.glob(f"{exercise.id}_*.py")} if ref.parent.is_dir() else {ref}
+    files += sorted(p for p in refs if p.is_file() or p == ref)
+    files += sorted(_RUN_DIR.glob("*.py"))
     for path in files:
         data = path.read_bytes()
-        h.update(f"{path.name}\0{len(data)}\0".encode())
+        name = path.relative_to(folder) if path.is_relative_to(folder) else path.name
+        h.update(f"{name}\0{len(data)}\0".encode())
         h.update(data)
+    return h.hexdigest()
+
+
+def content_hash(exercise) -> str:
+    """Hex sha256 of what the reference's answers depend on: ``files_hash``, the checks and probes as
+    loaded, the numpy and torch versions and this cache's format.
+
+    Raises:
+        OSError: a file of the exercise cannot be read.
+    """
+    h = hashlib.sha256(files_hash(exercise).encode())
     h.update(repr(([c.id for c in exercise.checks], exercise.probes)).encode())
     h.update(f"numpy {np.__version__} torch {_version('torch')} format {FORMAT}".encode())
     return h.hexdigest()
