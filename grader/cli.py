@@ -459,9 +459,15 @@ def _load_cards(paths):
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
 @_track_option("Grade every submission in this track (default: the track each file's imports name, "
                "torch or numpy, else the exercise's default).")
+@click.option("--ray", "ray_address", metavar="ADDRESS", envvar="GRADER_RAY_ADDRESS", default=None,
+              help="Grade on a Ray cluster (HOST:PORT, ray://HOST:10001, auto), or 'local' for an embedded Ray "
+                   "with --jobs slots. Needs pip install -e '.[ray]'. Env: GRADER_RAY_ADDRESS.")
+@click.option("--ray-build-image", is_flag=True,
+              help="With --ray and --sandbox docker: a node without the sandbox image builds it instead of being refused.")
 def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: int | None, sandbox: str,
               require_isolation: bool, seed: int | None, force: bool, formats: tuple[str, ...],
-              hidden_visibility: str, quiet: bool, track: str | None = None) -> None:
+              hidden_visibility: str, quiet: bool, track: str | None = None, ray_address: str | None = None,
+              ray_build_image: bool = False) -> None:
     """Grade every submission under DIRECTORY: DIRECTORY/<candidate>/<exercise>.py,
     DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
 
@@ -472,8 +478,13 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
     bad option, unwritable OUT, a seed other than OUT's), 3 when the grader failed on some (a graded
     scorecard is never replaced by a grader fault), 130 when interrupted (finished scorecards and
     summary.csv are kept).
+
+    With --ray, each submission is a Ray task on a node that advertises the grader_sandbox resource;
+    nodes whose grader or exercise files differ from this machine's, or that cannot run the sandbox,
+    are refused before anything is graded (exit code 3).
     """
-    from grader.cohort.batch import EmptyCohort, SeedConflict, batch  # noqa: PLC0415
+    from grader.cohort.batch import EmptyCohort, SeedConflict, batch, default_jobs  # noqa: PLC0415
+    from grader.cohort.executors import make_executor  # noqa: PLC0415
     from grader.cohort.progress import BatchProgress  # noqa: PLC0415
     from grader.sandbox import SandboxUnavailable, select_sandbox  # noqa: PLC0415
 
@@ -481,25 +492,41 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
         _load(exercise_id, track)
     out = _writable_dir(out or Path("scorecards") / "batch" / directory.resolve().name, "scorecards")
     err = _console(err=True)
-    try:  # said once, at the top: which sandbox grades this batch, and why
-        backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
-    except (SandboxUnavailable, ValueError) as exc:
-        _fail(str(exc), EXIT_INFRASTRUCTURE)
-    err.print(f"grade: sandbox: {selection}", markup=False)
-    if backend.name == "process" and backend.info().isolation.get("user") == "root":
-        err.print("grade: warning: the process sandbox runs submissions as root here; grade untrusted code "
-                  "with --sandbox docker", markup=False)
+    executor = None
+    if ray_address:  # the nodes grade: each is checked for its sandbox and versions, not this machine
+        from grader.cohort.ray_executor import NodeRefused, RayUnavailable  # noqa: PLC0415 - light: no ray import
+
+        try:
+            executor = make_executor(jobs=jobs or default_jobs(), ray=ray_address, sandbox=sandbox,
+                                     require_isolation=require_isolation, build_image=ray_build_image)
+        except (RayUnavailable, NodeRefused) as exc:
+            _fail(str(exc), EXIT_INFRASTRUCTURE)
+        err.print(f"grade: grading on Ray ({ray_address}): {len(executor.nodes)} nodes, "
+                  f"{executor.capacity} submissions at once", markup=False)
+    else:
+        try:  # said once, at the top: which sandbox grades this batch, and why
+            backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
+        except (SandboxUnavailable, ValueError) as exc:
+            _fail(str(exc), EXIT_INFRASTRUCTURE)
+        err.print(f"grade: sandbox: {selection}", markup=False)
+        if backend.name == "process" and backend.info().isolation.get("user") == "root":
+            err.print("grade: warning: the process sandbox runs submissions as root here; grade untrusted code "
+                      "with --sandbox docker", markup=False)
     try:
         with BatchProgress(err, enabled=not quiet) as bar:
             result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed,
                            force=force, require_isolation=require_isolation, formats=formats,
-                           hidden_visibility=hidden_visibility, on_start=bar.on_start, on_done=bar.on_done, track=track)
+                           hidden_visibility=hidden_visibility, on_start=bar.on_start, on_done=bar.on_done, track=track,
+                           executor=executor)
     except EmptyCohort as exc:
         for path, why in exc.discovery.ignored:
             err.print(f"ignored {path}: {why}", markup=False)
         _fail(str(exc))
     except SeedConflict as exc:
         _fail(str(exc))
+    finally:
+        if executor is not None:  # batch closes it; this covers a cohort refused before grading
+            executor.close()
     for path, why in result.ignored:
         err.print(f"ignored {path}: {why}", markup=False)
     infra = [o for o in result.outcomes if o.status == Status.INFRASTRUCTURE_ERROR]

@@ -115,6 +115,8 @@ def disagreements(driver: dict, node: dict) -> list[str]:
             found.append(f"exercise {eid} missing")
         elif mine is None:
             found.append(f"exercise {eid} unknown to the driver")
+        elif theirs["version"] is None:
+            found.append(f"exercise {eid} does not load ({theirs['hash']})")
         elif theirs["version"] != mine["version"]:
             found.append(f"exercise {eid} version {theirs['version']} (driver: {mine['version']})")
         elif theirs["hash"] != mine["hash"]:
