@@ -150,6 +150,48 @@ def _import_ray():
     return ray
 
 
+def _reachable(address: str, timeout_s: float = 10.0) -> None:
+    """Fail fast on a ``HOST:PORT`` (or ``ray://HOST:PORT``) nobody answers: ``ray.init`` itself
+    retries for minutes.
+
+    Raises:
+        RayUnavailable: no TCP connection within ``timeout_s`` seconds.
+    """
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" and other forms: left to Ray
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=timeout_s).close()
+    except OSError as exc:
+        raise RayUnavailable(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
+
+
+def _connect(ray, address: str, jobs: int, attempts: int = 3) -> None:
+    """``ray.init`` for ``address`` (see ``RayExecutor``); an embedded start that times out (Ray allows
+    its node 30 s to register, which a loaded machine can miss) is tried again.
+
+    Raises:
+        RayUnavailable: Ray could not start or connect.
+    """
+    if address != "local":
+        _reachable(address)
+    for attempt in range(attempts):
+        try:
+            if address == "local":
+                n = max(1, int(jobs))
+                ray.init(num_cpus=n, resources={RESOURCE: n}, include_dashboard=False,
+                         object_store_memory=LOCAL_OBJECT_STORE_BYTES, log_to_driver=False, configure_logging=False)
+            else:
+                ray.init(address=address, log_to_driver=False, configure_logging=False)
+            return
+        except Exception as exc:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError, ...
+            if ray.is_initialized():
+                ray.shutdown()
+            if address != "local" or "timed out during startup" not in str(exc) or attempt == attempts - 1:
+                raise RayUnavailable(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
+
+
 class RayExecutor(Executor):
     """Grade each job as a Ray task (see the module docstring).
 
@@ -177,16 +219,7 @@ class RayExecutor(Executor):
         self.address = address
         self._owns_connection = not ray.is_initialized()
         if self._owns_connection:
-            try:
-                if address == "local":
-                    n = max(1, int(jobs))
-                    ray.init(num_cpus=n, resources={RESOURCE: n}, include_dashboard=False,
-                             object_store_memory=LOCAL_OBJECT_STORE_BYTES, log_to_driver=False,
-                             configure_logging=False)
-                else:
-                    ray.init(address=address, log_to_driver=False, configure_logging=False)
-            except Exception as exc:  # noqa: BLE001 - ConnectionError, ValueError, RuntimeError, ...
-                raise RayUnavailable(f"cannot connect to the Ray cluster at {address}: {exc}") from exc
+            _connect(ray, address, jobs)
         try:
             self.capacity = int(ray.cluster_resources().get(RESOURCE, 0))
             if self.capacity < 1:
