@@ -353,3 +353,32 @@ def test_review_keeps_the_tracks_of_one_exercise_apart():
     tables = review_tables([("a", card("numpy", ["values"])), ("b", card("torch", ["values", "gradients"]))])
     assert sorted((t.title, tuple(t.checks)) for t in tables) == [
         ("softmax (numpy)", ("values",)), ("softmax (torch)", ("values", "gradients"))]
+
+
+def test_plan_input_gives_arrays_or_tensors_by_track_and_transposed_tensors_are_views():
+    import types  # noqa: PLC0415
+
+    from grader.grading.grade import run_in_process  # noqa: PLC0415
+    from grader.run.plan import PlanBuilder  # noqa: PLC0415
+
+    b = PlanBuilder()
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    assert b.input("a", x, track="numpy") == {"array": "a"}
+    assert b.input("t", x, track="torch", dtype="float64", transpose=[1, 0])["transpose"] == [1, 0]
+    with pytest.raises(ValueError):
+        b.input("g", x, track="numpy", requires_grad=True)
+    with pytest.raises(ValueError):
+        b.input("h", x, track="torch", requires_grad=True, transpose=[1, 0])
+    with pytest.raises(ValueError):
+        b.input("j", x, track="jax")
+    module = types.ModuleType("probe_module")
+    module.describe = lambda t: torch.cat([torch.tensor([float(t.is_contiguous()), float(t.dtype == torch.float64)],
+                                                        dtype=torch.float64), t.reshape(-1)])
+    b.call("c", "describe", [{"tensor": "t", "dtype": "float64", "transpose": [1, 0]}])
+    plan = b.plan
+    step = run_in_process(plan.wire(), plan.arrays, module).steps[plan.steps[0].id]
+    assert step.report["ok"], step.report
+    got = step.arrays[step.report["output"]["key"]]
+    # a non-contiguous float64 view whose values, read in logical order, are the registered array's
+    assert got[:2].tolist() == [0.0, 1.0]
+    np.testing.assert_array_equal(got[2:], x.reshape(-1))
