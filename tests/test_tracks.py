@@ -382,3 +382,13 @@ def test_plan_input_gives_arrays_or_tensors_by_track_and_transposed_tensors_are_
     # a non-contiguous float64 view whose values, read in logical order, are the registered array's
     assert got[:2].tolist() == [0.0, 1.0]
     np.testing.assert_array_equal(got[2:], x.reshape(-1))
+
+
+def test_track_for_source_reads_uploads():
+    from grader.grading.exercise import track_for_source  # noqa: PLC0415
+
+    assert track_for_source("softmax", b"import torch\n") == "torch"
+    assert track_for_source("softmax", "import numpy as np\n") == "numpy"
+    assert track_for_source("softmax", b"\xff\xfe not utf-8") is None
+    assert track_for_source("softmax", b"def f(:\n") is None
+    assert track_for_source("softmax", b"x = 1\n") is None

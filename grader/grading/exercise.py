@@ -350,8 +350,19 @@ def track_for_file(exercise_id: str, path: Path, root: Path | None = None) -> st
     has it, else None (the default). An unreadable or unparsable file gives None: grading reports it.
     """
     try:
-        track = imported_track(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        source = Path(path).read_bytes()
+    except OSError:
+        return None
+    return track_for_source(exercise_id, source, root)
+
+
+def track_for_source(exercise_id: str, source: bytes | str, root: Path | None = None) -> str | None:
+    """``track_for_file`` for a submission's bytes (an upload): the track its imports name when the
+    exercise has it, else None. Undecodable or unparsable source gives None."""
+    try:
+        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        track = imported_track(text)
+    except (UnicodeDecodeError, SyntaxError, ValueError):
         return None
     if track is None:
         return None

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from sqlalchemy.orm import sessionmaker
 
-from grader.grading.exercise import get_exercise
+from grader.grading.exercise import get_exercise, track_for_source
 from grader.grading.scorecard import Scorecard, validate
 from grader.judge.verdicts import Status
 from grader.service import queue
@@ -30,7 +30,8 @@ log = logging.getLogger("grader.service.worker")
 
 
 def grade_one(exercise_id: str, source: bytes, *, seed: int, sandbox: str) -> Scorecard:
-    """Grade ``source`` as a submission of ``exercise_id`` with the cohort's ``seed``.
+    """Grade ``source`` as a submission of ``exercise_id`` with the cohort's ``seed``, in the track its
+    imports name (``import torch`` vs ``import numpy``) when the exercise has it, else the default.
 
     The one place the service calls the grading library (switch to the executor seam of
     ``grader.cohort.executors`` here). The source is written as ``submission.py`` in a fresh
@@ -45,7 +46,8 @@ def grade_one(exercise_id: str, source: bytes, *, seed: int, sandbox: str) -> Sc
     """
     from grader.grading.grade import grade_submission  # noqa: PLC0415 - torch import on first use only
 
-    exercise = get_exercise(exercise_id)
+    # the track the upload is written for (its imports, read from the AST), else the default one
+    exercise = get_exercise(exercise_id, track=track_for_source(exercise_id, source))
     with tempfile.TemporaryDirectory(prefix="grader-service-") as tmp:
         path = Path(tmp) / "submission.py"
         path.write_bytes(source)
