@@ -135,8 +135,9 @@ def relative_position(steps: tuple[str, str, str, str], shift: int):
     """Judge: ``scores(q at P_q, k at P_k) == scores(q at P_q + s, k at P_k + s)`` for the four steps
     (query, key, shifted query, shifted key), and the scores do depend on the positions.
 
-    The allowed difference is ``max(1e-4 * max|scores|, 5 * the reference's own difference)``: a
-    correct rotation in float32 differs by ~1e-6 of the scale, a non-rotation by O(1).
+    The allowed difference is ``max(1e-3 * max|scores|, 5 * the reference's own difference)``: a
+    correct rotation in float32 at positions near 1000 differs by up to ~2e-4 of the scale (float32
+    angles), a transformation that is not a rotation by O(1).
     """
 
     def judge(ctx: JudgeContext) -> Outcome:
@@ -158,7 +159,7 @@ def relative_position(steps: tuple[str, str, str, str], shift: int):
         ref = [output_array(ctx.expected_steps[s]) for s in steps]
         ref_gap = float(np.max(np.abs(_scores(ref[0], ref[1]) - _scores(ref[2], ref[3]))))
         gold = _scores(output_array(ctx.golden_steps[steps[0]]), output_array(ctx.golden_steps[steps[1]]))
-        allowed = max(1e-4 * float(np.max(np.abs(gold))), 5.0 * ref_gap)
+        allowed = max(1e-3 * float(np.max(np.abs(gold))), 5.0 * ref_gap)
         cmp = compare_arrays("scores after the shift", got_shift, got_base,
                              Tolerance(rtol=0.0, atol=allowed, dtype="float32"))
         details = {"shift": shift, "allowed": allowed, **cmp.details}
