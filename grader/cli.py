@@ -320,14 +320,22 @@ def _submit_remote(exercise_id: str, file: Path, *, server: str, token: str | No
 
 @main.command()
 @click.argument("exercise_ids", metavar="[ID]...", nargs=-1)
-@click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
+@click.option("--sandbox", type=click.Choice(BACKENDS), default=None,
+              help="Run the reference, stub and samples in this sandbox (the real path). Default: all "
+                   "files of the repository run in this process (the warm path; they are trusted).")
 @click.option("--seed", type=SEED, default=1234, show_default=True, help="Seed of the hidden cases.")
+@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Grade every file at this many seeds (SEED, SEED+1, ...); a score that differs fails.")
 @click.option("--json", "as_json", is_flag=True, help="Print the matrix as JSON.")
 @_track_option("Only this track (default: every track of each exercise).")
-def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: bool, track: str | None) -> None:
+def selfcheck(exercise_ids: tuple[str, ...], sandbox: str | None, seed: int, seeds: int, as_json: bool,
+              track: str | None) -> None:
     """Prove exercises grade as intended, in every track: the reference scores full marks, the stub
-    scores 0 (status graded), every correct sample scores full marks and every wrong sample fails the
-    check its docstring names. Exit code 0 when all of that holds, 1 otherwise."""
+    scores 0 (status graded), every correct sample scores full marks and gets no diagnosis, every
+    wrong sample fails the check its docstring names, every mutant of the mistake bank
+    (exercises/ID/mistakes/) fails the checks it names and scores below full marks, and no score
+    depends on the seed. Prints diagnosis precision and recall. Exit code 0 when all of that holds,
+    1 otherwise."""
     from grader.cohort.selfcheck import render_matrix, run_selfcheck  # noqa: PLC0415
 
     ids = list(exercise_ids) or exercise_ids_all()
@@ -336,7 +344,7 @@ def selfcheck(exercise_ids: tuple[str, ...], sandbox: str, seed: int, as_json: b
     else:
         exercises = [_load(i, t) for i in ids for t in _load(i).tracks]
     err = _console(err=True)
-    rows = run_selfcheck(exercises, sandbox=sandbox, seed=seed,
+    rows = run_selfcheck(exercises, sandbox=sandbox, seed=seed, seeds=seeds,
                          progress=lambda msg: err.print(f"[dim]selfcheck: {msg}[/dim]"))
     if as_json:
         click.echo(json.dumps([r.to_json() for r in rows], indent=2))

@@ -211,9 +211,9 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
              _rand(rng, (2, 4, 8), dtype), causal[:4, :4],
              judge=all_of(dtype_preserved((0,), "output"), dtype_preserved((1,), "weights")))
     sdpa("inputs_unchanged", _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)),
-         causal[:5, :5].astype(np.float32), judge=inputs_unchanged(sdpa_judge))
+         causal[:5, :5].astype(np.float32), judge=inputs_unchanged())
     scores("inputs_unchanged", _rand(rng, (2, 5, 8), np.float64), _rand(rng, (2, 5, 8), np.float64),
-           causal[:5, :5], judge=inputs_unchanged(weights_judge))
+           causal[:5, :5], judge=inputs_unchanged())
 
     if track == "torch":
         qkv = gradients_close(("query", "key", "value"))
@@ -226,18 +226,30 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         scores("gradients", _rand(rng, (2, 4, 16), np.float64), _rand(rng, (2, 6, 16), np.float64), m2[:, :6],
                judge=gradients_close(("query", "key")), grad=True)
 
+    # Hidden cases: the same kinds at every seed (leading dims, dtype, value scale, mask kind, a fully
+    # masked row or not); the seed draws only the sizes (L_q != L_k, d_k >= 4) and the values.
     hidden = np.random.default_rng(hidden_seed)
-    for _ in range(5):
-        batch = tuple(int(d) for d in hidden.integers(1, 4, size=int(hidden.integers(0, 3))))
-        l_q, l_k = (int(x) for x in hidden.integers(1, 10, size=2))
-        d_k, d_v = (int(x) for x in hidden.integers(1, 33, size=2))
-        dtype = np.float32 if hidden.random() < 0.5 else np.float64
-        scale = float(10 ** hidden.uniform(-1, 1))
+    kinds = [((2,), np.float32, 1.0, "random+empty_row"), ((2, 3), np.float64, 30.0, "random"),
+             ((), np.float32, 0.1, None), ((3, 2), np.float64, 1.0, "padding+empty_batch"),
+             ((2,), np.float32, 30.0, None)]
+    for batch, dtype, scale, mask_kind in kinds:
+        l_q = int(hidden.integers(2, 8))
+        l_k = l_q + int(hidden.integers(1, 4))
+        d_k, d_v = int(hidden.integers(4, 33)), int(hidden.integers(2, 17))
         q = _rand(hidden, (*batch, l_q, d_k), dtype, scale)
         k = _rand(hidden, (*batch, l_k, d_k), dtype, scale)
         v = _rand(hidden, (*batch, l_k, d_v), dtype)
-        mask = (hidden.random((l_q, l_k)) < 0.7) if hidden.random() < 0.7 else None
-        sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:.3g}")
+        mask = None
+        if mask_kind and mask_kind.startswith("random"):
+            mask = hidden.random((l_q, l_k)) < 0.6
+            mask[:, int(hidden.integers(0, l_k))] = True
+            if mask_kind.endswith("empty_row"):
+                mask[int(hidden.integers(0, l_q)), :] = False
+        elif mask_kind:
+            mask = np.ones((batch[0], 1, 1, l_k), dtype=bool)
+            mask[0, ..., int(hidden.integers(1, l_k)):] = False
+            mask[-1] = False
+        sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:g}, mask {mask_kind or 'none'}")
     return b.plan
 
 

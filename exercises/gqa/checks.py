@@ -170,7 +170,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
                   judge=gradients_close(WEIGHTS))
         c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
               mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
-    unchanged = inputs_unchanged(close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=16, H_q=4, H_kv=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=5, D=12, H_q=6, H_kv=3, dtype="float64", mask=causal_mask(5, 5),
           judge=unchanged)

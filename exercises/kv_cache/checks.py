@@ -167,7 +167,7 @@ def cache_values(name: str):
     reference's does: shape first (as ``cache_shape``), then values under the dtype-aware tolerance
     (any floating dtype accepted for the cache itself; outputs are where dtypes are judged)."""
     shape_judge = cache_shape(name)
-    values_judge = close(names=(name,), check_dtype=False)
+    values_judge = close(names=(name,))
     other = "v_cache" if name == "k_cache" else "k_cache"
 
     def judge(ctx: JudgeContext) -> Outcome:

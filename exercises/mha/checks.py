@@ -272,7 +272,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
                   judge=gradients_close(WEIGHTS))
         c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
               judge=gradients_close(WEIGHTS))
-    unchanged = inputs_unchanged(close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),
           judge=unchanged)

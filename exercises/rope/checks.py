@@ -314,7 +314,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.relative("relative_position", rng, (3,), 5, 5, 16, shift=1000)
     for dtype in ("float64", "float32") if track == "torch" else ():
         c.add("grad_x", rng, (2, 2, 5, 8), dtype=dtype, offset=7, grad=True, judge=gradients_close(("x",)))
-    unchanged = inputs_unchanged(close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("input_unchanged", rng, (2, 5, 8), offset=4, judge=unchanged)
     c.add("input_unchanged", rng, (2, 2, 3, 6), dtype="float64", pos_kind="int32", offset=9, judge=unchanged)
     c.odd("odd_d", rng, (2, 4, 7))

@@ -180,12 +180,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     for dtype in (np.float32, np.float64):
         add("dtype_preserved", _case(rng, (3, 7), dtype), -1, judge_fn=dtype_preserved())
         add("dtype_preserved", _case(rng, (6,), dtype), judge_fn=dtype_preserved())
-    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=inputs_unchanged(judge))
+    add("input_unchanged", _case(rng, (5, 8), scale=5.0), -1, judge_fn=inputs_unchanged())
     xu = _case(rng, (3, 6), scale=5.0)
     xu[0, 2] = xu[2, :] = -np.inf
-    add("input_unchanged", xu, -1, note="with -inf entries", judge_fn=inputs_unchanged(judge))
+    add("input_unchanged", xu, -1, note="with -inf entries", judge_fn=inputs_unchanged())
     add("input_unchanged", _case(rng, (4, 3, 6), np.float64, scale=5.0), 1,
-        judge_fn=inputs_unchanged(judge))
+        judge_fn=inputs_unchanged())
 
     if track == "torch":
         grad_judge = gradients_close(["x"])
@@ -202,14 +202,22 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             add("half_precision", xh, -1, dtype=half, note="one -inf entry")
             add("half_precision", _case(rng, (2, 6)), -1, dtype=half, judge_fn=dtype_preserved())
 
+    # Hidden cases: the same kinds at every seed (shape class, axis, dtype, value scale); the seed
+    # only draws the sizes (2 to 8, never 1, so every axis matters) and the values.
     hidden = np.random.default_rng(hidden_seed)
-    for _ in range(6):
-        ndim = int(hidden.integers(1, 5))
-        shape = tuple(int(d) for d in hidden.integers(1, 9, size=ndim))
-        axis = int(hidden.integers(-ndim, ndim))
-        dtype = np.float32 if hidden.random() < 0.5 else np.float64
-        scale = float(10 ** hidden.uniform(-2, 3))
-        add("hidden_values", _case(hidden, shape, dtype, scale), axis, note=f"scale {scale:.3g}")
+    kinds = [(1, None, np.float32, "normal", 1.0), (2, 0, np.float64, "normal", 0.01),
+             (3, 1, np.float32, "normal", 10.0), (4, -3, np.float64, "normal", 100.0),
+             (2, -1, np.float32, "large", 0.0), (3, -1, np.float64, "levels", 0.0)]
+    for ndim, axis, dtype, how, scale in kinds:
+        shape = tuple(int(d) for d in hidden.integers(2, 9, size=ndim))
+        if how == "normal":
+            x, note = _case(hidden, shape, dtype, scale), f"scale {scale:g}"
+        elif how == "large":
+            x, note = hidden.uniform(800.0, 1000.0, shape).astype(dtype), "logits between 800 and 1000"
+        else:  # each slice at its own level, from -3000 to 3000: one global maximum underflows the low ones
+            levels = np.linspace(-3000.0, 3000.0, int(np.prod(shape[:-1]))).reshape(*shape[:-1], 1)
+            x, note = (levels + _case(hidden, shape, np.float64, 3.0)).astype(dtype), "slices at levels -3000 to 3000"
+        add("hidden_values", x, axis, note=note)
     return b.plan
 
 

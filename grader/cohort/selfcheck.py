@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import re
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -49,13 +50,30 @@ def samples_dir(exercise: Exercise) -> Path:
     return exercise.samples_path
 
 
+MISTAKE_LINE = re.compile(r"^\s*Mistake:\s*(\S+)\s*$", re.MULTILINE)
+
+
+def declared_mistake(path: Path) -> str | None:
+    """The bank mistake a bug sample declares it makes (a ``Mistake: <name>`` docstring line), or None."""
+    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    match = MISTAKE_LINE.search(doc)
+    return match.group(1) if match else None
+
+
 @dataclass
 class SelfcheckRow:
-    """One graded file of a self-check and whether it came out as intended."""
+    """One graded file of a self-check and whether it came out as intended.
+
+    Attributes:
+        kind: reference, stub, correct, bug (a sample file) or mistake (a mutant of the bank).
+        scores: score per seed graded (``--seeds N``); ``ok`` is False when they differ.
+        mistake: the mistake the file makes (a mutant's own name, a bug sample's ``Mistake:`` line).
+        diagnosed: mistake names the scorecard named (``details["mistake"]`` of its checks).
+    """
 
     exercise: str
     file: str
-    kind: str  # reference, stub, correct, bug
+    kind: str  # reference, stub, correct, bug, mistake
     expectation: str
     status: str
     score: float
@@ -65,28 +83,47 @@ class SelfcheckRow:
     note: str = ""
     infrastructure: bool = False
     track: str = ""
+    scores: dict = field(default_factory=dict)
+    mistake: str | None = None
+    diagnosed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """As a JSON-able dict."""
         return asdict(self)
 
 
-def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard) -> SelfcheckRow:
+def _relative(path: Path) -> str:
+    return str(path.relative_to(project_root()) if path.is_relative_to(project_root()) else path)
+
+
+def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard,
+               wanted: list[str] | None = None) -> SelfcheckRow:
     failed = [c.id for c in card.checks if c.verdict != "passed"]
-    row = SelfcheckRow(exercise=exercise.id, file=str(path.relative_to(project_root()) if path.is_relative_to(
-        project_root()) else path), kind=kind, expectation="", status=card.status, score=card.score,
-        max_score=card.max_score, failed_checks=failed, track=exercise.track)
+    row = SelfcheckRow(exercise=exercise.id, file=_relative(path), kind=kind, expectation="", status=card.status,
+                       score=card.score, max_score=card.max_score, failed_checks=failed, track=exercise.track)
     row.infrastructure = card.status == Status.INFRASTRUCTURE_ERROR
+    row.diagnosed = sorted({c.details.get("mistake") for c in card.checks if c.details.get("mistake")})
     if kind in ("reference", "correct"):
         row.expectation = "full marks"
-        row.ok = card.all_passed
-        if not row.ok:
+        row.ok = card.all_passed and not row.diagnosed
+        if not card.all_passed:
             first = next((c.message.splitlines()[0] for c in card.checks if c.verdict != "passed" and c.message), "")
             row.note = (f"failed {', '.join(failed)}" + (f" ({first})" if first else "")) if failed \
                 else card.status_message
+        elif row.diagnosed:
+            row.note = f"a correct file was diagnosed as {', '.join(row.diagnosed)}"
     elif kind == "stub":
         row.expectation = "0 points, graded"
         row.ok = card.status == Status.GRADED and card.score == 0
+    elif kind == "mistake":
+        declared = {c.id for c in exercise.checks}
+        row.expectation = "fails " + " and ".join(wanted) + ", below full marks"
+        missing = [w for w in wanted if w not in failed]
+        unknown = [w for w in wanted if w not in declared]
+        row.ok = (card.status == Status.GRADED and not missing and not unknown and card.score < card.max_score)
+        if not row.ok:
+            row.note = (f"names undeclared check(s) {', '.join(unknown)}" if unknown else
+                        f"passed {', '.join(missing)}" if missing else card.status_message or "full marks")
     else:
         wanted = expected_failures(path)
         declared = {c.id for c in exercise.checks}
@@ -103,27 +140,115 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard) -> Se
     return row
 
 
-def run_selfcheck(exercises: list[Exercise], *, sandbox: str = "auto", seed: int = 1234,
+def selfcheck_files(exercise: Exercise) -> list[tuple[Path, str]]:
+    """Every file a self-check grades, with its kind: reference, stub, samples, then the bank's mutants."""
+    files = [(exercise.reference_path, "reference"), (exercise.stub_path, "stub")]
+    folder = samples_dir(exercise)
+    files += [(p, "correct") for p in sorted(folder.glob("correct_*.py"))]
+    files += [(p, "bug") for p in sorted(folder.glob("bug_*.py"))]
+    files += [(m.path, "mistake") for m in exercise.mistakes]
+    return files
+
+
+def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed: int = 1234, seeds: int = 1,
                   progress: Callable[[str], None] | None = None) -> list[SelfcheckRow]:
-    """Grade the reference, the stub and every sample of each exercise; see the module docstring."""
+    """Grade the reference, the stub, every sample and every mutant of each exercise; see the module docstring.
+
+    Args:
+        exercises: the exercises to prove.
+        sandbox: None (the warm path: every file of the repository runs in this process through
+            ``grader.grading.trusted``), or ``auto``/``process``/``docker`` to run the reference, the
+            stub and the samples in that sandbox. Mutants of the bank always run in this process
+            (trusted host code, never sent to a sandbox).
+        seed: the first hidden-case seed.
+        seeds: how many seeds (``seed``, ``seed + 1``, ...) every file is graded at; a file whose
+            score differs between them is not as intended.
+        progress: called with a short line per file.
+    """
+    from grader.grading.grade import _MEASURE_LOCK  # noqa: PLC0415 - one measured run at a time
+    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+
     say = progress or (lambda _m: None)
     rows = []
     for ex in exercises:
-        files = [(ex.reference_path, "reference"), (ex.stub_path, "stub")]
+        files = selfcheck_files(ex)
         folder = samples_dir(ex)
-        files += [(p, "correct") for p in sorted(folder.glob("correct_*.py"))]
-        files += [(p, "bug") for p in sorted(folder.glob("bug_*.py"))]
         for kind, what in (("correct", "correct solutions in other styles"), ("bug", "named mistakes")):
-            if not any(k == kind for _, k in files):
+            if not any(k == kind or (kind == "bug" and k == "mistake") for _, k in files):
                 rows.append(SelfcheckRow(exercise=ex.id, file=str(folder / f"{kind}_*.py"), kind="missing",
                                          expectation=f"some {kind}_*.py", status="missing", score=0.0,
                                          max_score=ex.max_score, ok=False, track=ex.track,
                                          note=f"no {kind}_*.py in {folder}: add {what} (docs/authoring.md)"))
+        by_path = {m.path: m for m in ex.mistakes}
         for path, kind in files:
             say(f"{ex.id} ({ex.track}): {path.name}")
-            card = grade_submission(ex, path, sandbox=sandbox, seed=seed)
-            rows.append(_judge_row(ex, path, kind, card))
+            mistake = by_path.get(path)
+            cards = []
+            for s in range(seed, seed + max(1, seeds)):
+                label = _relative(path)
+                if mistake is not None:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        mutant = Path(tmp) / path.name
+                        mutant.write_text(mistake.source, encoding="utf-8")
+                        card = grade_submission(ex, mutant, seed=s, trusted_runner=TrustedInProcess(
+                            label, _MEASURE_LOCK))
+                elif sandbox is None:
+                    card = grade_submission(ex, path, seed=s, trusted_runner=TrustedInProcess(label, _MEASURE_LOCK))
+                else:
+                    card = grade_submission(ex, path, sandbox=sandbox, seed=s)
+                cards.append((s, card))
+            row = _judge_row(ex, path, kind, cards[0][1], list(mistake.must_fail) if mistake else None)
+            row.mistake = mistake.name if mistake else declared_mistake(path) if kind == "bug" else None
+            row.scores = {str(s): c.score for s, c in cards}
+            for s, card in cards[1:]:
+                other = _judge_row(ex, path, kind, card, list(mistake.must_fail) if mistake else None)
+                if not other.ok and row.ok:
+                    row.ok, row.note = False, f"at seed {s}: {other.note}"
+            if len(set(row.scores.values())) > 1:
+                row.ok = False
+                row.note = ("score depends on the seed: " + ", ".join(f"{v:g} at seed {k}" for k, v in row.scores.items())
+                            + (f"; {row.note}" if row.note else ""))
+            rows.append(row)
     return rows
+
+
+@dataclass(frozen=True)
+class DiagnosisStats:
+    """How well the mistake bank diagnoses the self-check's wrong files.
+
+    Attributes:
+        wrong_files: bug samples and mutants graded.
+        named: of them, those whose scorecard named a mistake.
+        precise: of the named ones with a known mistake, those named only by their own mistake.
+        judged: named ones whose own mistake is known (mutants, bug samples with a ``Mistake:`` line).
+        correct_diagnosed: reference or correct samples that got a diagnosis (must be 0).
+    """
+
+    wrong_files: int
+    named: int
+    precise: int
+    judged: int
+    correct_diagnosed: int
+
+    @property
+    def precision(self) -> float:
+        """precise / judged (1.0 when nothing was judged)."""
+        return self.precise / self.judged if self.judged else 1.0
+
+    @property
+    def recall(self) -> float:
+        """named / wrong_files (1.0 when there are none)."""
+        return self.named / self.wrong_files if self.wrong_files else 1.0
+
+
+def diagnosis_stats(rows: list[SelfcheckRow]) -> DiagnosisStats:
+    """Precision and recall of the named diagnoses over the rows of a self-check."""
+    wrong = [r for r in rows if r.kind in ("bug", "mistake")]
+    named = [r for r in wrong if r.diagnosed]
+    judged = [r for r in named if r.mistake]
+    precise = [r for r in judged if r.diagnosed == [r.mistake]]
+    correct = [r for r in rows if r.kind in ("reference", "correct") and r.diagnosed]
+    return DiagnosisStats(len(wrong), len(named), len(precise), len(judged), len(correct))
 
 
 def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
@@ -133,13 +258,20 @@ def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
         table.add_column(col)
     for r in rows:
         got = f"{r.status} {r.score:g}/{r.max_score:g}"
-        if r.kind == "bug" and r.failed_checks:
-            got += " failed " + ",".join(r.failed_checks[:4]) + ("..." if len(r.failed_checks) > 4 else "")
+        if r.kind in ("bug", "mistake") and r.failed_checks:
+            got += (f" failed {len(r.failed_checks)}: " + ",".join(r.failed_checks[:4])
+                    + ("..." if len(r.failed_checks) > 4 else ""))
+        if r.diagnosed:
+            got += " diagnosed " + ",".join(r.diagnosed)
         table.add_row(r.exercise, r.track, Path(r.file).name, r.expectation, got,
                       Text("yes", style="green") if r.ok else Text("NO", style="bold red"), r.note)
     console.print(table)
     bad = [r for r in rows if not r.ok]
     pending = [r for r in rows if "not yet checked" in r.note]
+    stats = diagnosis_stats(rows)
+    console.print(f"diagnosis: precision {100 * stats.precision:.0f}% ({stats.precise} of {stats.judged} named "
+                  f"diagnoses are the file's own mistake), recall {100 * stats.recall:.0f}% ({stats.named} of "
+                  f"{stats.wrong_files} wrong files named); correct files diagnosed: {stats.correct_diagnosed}")
     console.print(f"{len(rows) - len(bad)} of {len(rows)} files graded as intended"
                   + (f", {len(pending)} expected failures not yet checked" if pending else "")
                   + (f"; {len(bad)} NOT as intended" if bad else ""))

@@ -30,6 +30,7 @@ from types import ModuleType
 
 import jsonschema
 
+from grader.judge.mistakes import load_bank
 from grader.judge.probes import ProbeSpec
 from grader.sandbox.base import Limits
 
@@ -152,6 +153,21 @@ class Exercise:
         ``submissions/samples/<id>/<track>/``."""
         base = self.folder.parent.parent / "submissions" / "samples" / self.id
         return base if self.is_default_track else base / self.track
+
+    @property
+    def mistakes_dir(self) -> Path:
+        """``mistakes/`` (``mistakes_<track>/`` in the other track): the bank of named mistakes
+        (``grader.judge.mistakes``), patches of this track's reference; host only."""
+        return self.folder / self._tracked("mistakes")
+
+    @cached_property
+    def mistakes(self) -> tuple:
+        """The exercise's named mistakes (``grader.judge.mistakes.Mistake``), read once.
+
+        Raises:
+            grader.judge.mistakes.MistakeInvalid: a mistake file is malformed or its patch no longer applies.
+        """
+        return tuple(load_bank(self.mistakes_dir, self.reference_path))
 
     @property
     def max_score(self) -> float:

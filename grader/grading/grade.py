@@ -31,6 +31,7 @@ from grader.grading.api_rules import scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
 from grader.grading.restart import run_with_restarts
+from grader.grading import diagnosis
 from grader.grading.exercise import Exercise, _import_file
 from grader.judge.judges import GraderBug, JudgeContext, Outcome
 from grader.run.plan import Plan, PlanBuilder
@@ -355,7 +356,9 @@ def _same_verdict_everywhere(exercise: Exercise, verdict: Verdict, message: str)
 
 
 def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunResults,
-               not_run_reason: str, baselines: list[RunResults] = ()) -> dict[str, list[tuple[str, Outcome]]]:
+               not_run_reason: str, baselines: list[RunResults] = (),
+               step_verdicts: dict[str, list[tuple[str, Verdict]]] | None = None,
+               ) -> dict[str, list[tuple[str, Outcome]]]:
     outcomes: dict[str, list[tuple[str, Outcome]]] = {}
     for step in plan.steps:
         if step.judge is None:
@@ -368,13 +371,61 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
                                       if step.id in b.steps and b.steps[step.id].report.get("ok")])
         outcome = step.judge(ctx)
         outcomes.setdefault(step.check, []).append((step.describe or step.id, outcome))
+        if step_verdicts is not None:
+            step_verdicts.setdefault(step.check, []).append((step.id, outcome.verdict))
     return outcomes
+
+
+def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
+               step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
+               expected: RunResults, golden: RunResults) -> tuple[CheckResult, ...]:
+    """Name the mistake behind each failed value check by replaying the exercise's mistake bank
+    (``grader.grading.diagnosis``): exactly one mutant explaining the check's cases gives
+    ``Likely mistake: <its diagnosis>`` and ``details["mistake"]``; several give no name and drop any
+    hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
+
+    Raises:
+        grader.judge.mistakes.MistakeInvalid: the bank is malformed (a grader fault).
+    """
+    failing = [c for c in checks if c.verdict == str(Verdict.FAILED) and c.category != "complexity"]
+    if not failing or not exercise.mistakes:
+        return checks
+    keep = set(diagnosis.value_steps(plan))
+    mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes",
+                                        tuple(m.name for m in exercise.mistakes)), exercise.mistakes, plan)
+    by_name = {m.name: m for m in exercise.mistakes}
+    out = []
+    for check in checks:
+        if check not in failing:
+            out.append(check)
+            continue
+        cases = [(sid, v) for sid, v in step_verdicts.get(check.id, []) if sid in keep]
+        failed = [sid for sid, v in cases if v == Verdict.FAILED]
+        passed = [sid for sid, v in cases if v == Verdict.PASSED]
+        if not failed or len(failed) + len(passed) != len(cases):
+            out.append(check)
+            continue
+        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps)
+        details = {k: v for k, v in check.details.items() if k != "diagnosis"}
+        message = check.message
+        if len(names) == 1:
+            mistake = by_name[names[0]]
+            message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
+            details.update({"mistake": mistake.name, "diagnosis": mistake.diagnosis})
+        elif len(names) > 1:
+            message = diagnosis.strip_hint(message)
+            details["mistakes_matching"] = names
+        else:
+            details = check.details
+        out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
+    return tuple(out)
 
 
 def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "auto",
                      seed: int | None = None, limits: Limits | None = None,
                      require_isolation: bool = False,
-                     progress: Callable[[str], None] | None = None, source: bytes | None = None) -> Scorecard:
+                     progress: Callable[[str], None] | None = None, source: bytes | None = None,
+                     trusted_runner=None) -> Scorecard:
     """Grade the file at ``path`` against ``exercise``.
 
     Args:
@@ -387,6 +438,9 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         progress: called with a short line at each phase (for the CLI's progress display).
         source: the file's bytes when the caller already holds them (a Ray task on another node, a
             service worker); ``path`` is then only recorded in the scorecard, never read.
+        trusted_runner: a ``grader.grading.trusted.TrustedInProcess`` to run the file in this
+            process instead of a sandbox; only for files of the repository (reference, samples,
+            mutants), never for a candidate's file. ``sandbox`` is then ignored.
 
     Returns:
         The interviewer-view scorecard (``Scorecard.candidate_view()`` derives the other).
@@ -438,7 +492,10 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     try:
         # 2. The plan, then the submission in the sandbox while the reference answers the same plan
         #    here (the sandbox is another process, so the two overlap).
-        backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
+        if trusted_runner is not None:
+            backend, selection = trusted_runner, "in-process (a trusted file of the repository)"
+        else:
+            backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
         info = backend.info()
         sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
                              "selection": selection})
@@ -527,7 +584,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                 status_message = (f"The submission's process ended before grading finished (exit code "
                                   f"{run.exit_code}){extra}; steps that finished were graded.")
                 not_run = f"the submission's process ended early (exit code {run.exit_code})"
-        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines)
+        step_verdicts: dict[str, list[tuple[str, Verdict]]] = {}
+        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines, step_verdicts)
         if run.oom_killed:
             outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
@@ -537,6 +595,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             status_message = (f"{len(restarted)} step(s) ran out of time; the runner was restarted after each, "
                               f"so the checks after them were still graded." + (f" {status_message}" if status_message
                                                                                  else ""))
+        say("diagnosing")
+        checks = apply_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden)
         missing = _missing_entry_points(results)
         if missing:  # said once, at the status; the checks point there
             checks = _say_missing_once(checks, missing)

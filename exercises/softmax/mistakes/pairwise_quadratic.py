@@ -1,5 +1,4 @@
-"""Wrong (complexity only): p_i = 1 / sum_j exp(x_j - x_i) is exact and stable, but it builds every
-pairwise difference along the axis, so its memory grows with the square of the row length.
+"""all pairwise differences x_j - x_i along the axis were built (p_i = 1 / sum_j exp(x_j - x_i)): exact, but memory grows with the square of the row length.
 
 Must fail: memory_scaling
 """

@@ -1,0 +1,5 @@
+"""a query row whose keys are all masked gave NaN (0/0): such a row must get all-zero weights and a zero output row.
+
+Must fail: fully_masked_rows, hidden_cases
+"""
+PATCH = [("return np.divide(e, s, out=np.zeros_like(e), where=s > 0)", "return e / s")]

@@ -1,0 +1,5 @@
+"""a slice that is entirely -inf gave NaN (0/0): return zeros for such a slice, e.g. by replacing a non-finite max with 0 and dividing only where the sum is > 0.
+
+Must fail: all_neg_inf
+"""
+PATCH = [("out = np.divide(e, s, out=np.zeros_like(e), where=s > 0)", "out = e / s")]

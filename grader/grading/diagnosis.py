@@ -1,0 +1,204 @@
+"""Diagnosis by replay: name a known mistake only when exactly one mutant of the bank reproduces it.
+
+For a check that failed, the host takes the cases (plan steps) of that check and the mutants of the
+exercise's mistake bank (``grader.judge.mistakes``), run in this process on the same inputs. A
+mutant *explains* the check when
+
+* on every case the candidate failed, the mutant's result reproduces the candidate's: the same
+  structure, and every array (outputs and gradients) equal within the case's tolerance, or the same
+  exception type when both raised; and
+* on every case of the check the candidate passed, the mutant passes too (its result is within
+  tolerance of golden), so a mutant that would have failed where the candidate did not is excluded.
+
+The check's message names the mistake only when exactly one mutant explains it; when several do, it
+names none (a wrong named diagnosis sends the candidate after the wrong bug) and any hand-written
+"Likely mistake" sentence of the check is removed as well, since the cases cannot tell those mistakes
+apart. When none does, the check's own diagnosis (if any) stays.
+
+Mutants are trusted host code (the exercise author's, like the reference) and never enter a sandbox.
+Their answers are computed once per (exercise files, seed) and kept, like the reference's.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import types
+import warnings
+from collections import OrderedDict
+from typing import Iterable
+
+import numpy as np
+
+from grader.judge.compare import compare_arrays
+from grader.judge.judges import dtype_name
+from grader.judge.mistakes import Mistake
+from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, floor_for, tolerance_for
+from grader.run.channel import RunResults, StepResult
+from grader.run.plan import Plan
+from grader.run.runner import PlanExecutor
+
+_CACHE: "OrderedDict[tuple, dict[str, RunResults]]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_RUN_LOCK = threading.Lock()
+_CACHE_MAX = 8
+_COUNTER = itertools.count()
+
+
+def import_mutant(mistake: Mistake) -> types.ModuleType:
+    """A fresh module object holding the mutant's code (trusted: executed in this process)."""
+    module = types.ModuleType(f"grader_mistake_{mistake.name}_{next(_COUNTER)}")
+    module.__file__ = str(mistake.path)
+    exec(compile(mistake.source, str(mistake.path), "exec"), module.__dict__)  # noqa: S102 - trusted bank
+    return module
+
+
+def value_steps(plan: Plan) -> list[str]:
+    """Ids of the plan's steps that are not complexity measurements (the ones mutants replay)."""
+    return [s.id for s in plan.steps if "measure" not in s.wire and not s.meta.get("probe")]
+
+
+def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
+    """Run one mutant on every value step of ``plan`` in this process (no measurements, no op audit).
+
+    A mutant that fails to import gives results whose steps are all missing (it then explains nothing).
+    """
+    keep = set(value_steps(plan))
+    wire = plan.wire()
+    wire = {**wire, "audit_ops": False,
+            "steps": [{k: v for k, v in s.items() if k != "measure"} for s in wire["steps"] if s["id"] in keep]}
+    results = RunResults(import_report={"ok": True, "exception": None})
+    try:
+        module = import_mutant(mistake)
+    except Exception as exc:  # noqa: BLE001 - recorded; a broken mutant names nothing
+        results.import_report = {"ok": False, "exception": {"type": type(exc).__name__, "message": str(exc)}}
+        return results
+
+    def emit(report: dict, out: dict[str, np.ndarray]) -> None:
+        results.steps[report["id"]] = StepResult(report=report, arrays=out)
+
+    with _RUN_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        PlanExecutor(wire, plan.arrays, module, module_file=str(mistake.path), use_alarm=False).run(emit)
+    results.done = True
+    return results
+
+
+def mutant_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan) -> dict[str, RunResults]:
+    """Every mutant's results on ``plan``, computed once per ``key`` (exercise files and seed)."""
+    with _CACHE_LOCK:
+        hit = _CACHE.get(key)
+        if hit is not None:
+            _CACHE.move_to_end(key)
+            return hit
+    answers = {m.name: run_mutant(m, plan) for m in mistakes}
+    with _CACHE_LOCK:
+        _CACHE[key] = answers
+        while len(_CACHE) > _CACHE_MAX:
+            _CACHE.popitem(last=False)
+    return answers
+
+
+# -- comparing two results of one step ------------------------------------------------------------
+
+def _leaves(desc: dict | None, prefix: tuple = ()) -> list[tuple[tuple, dict]]:
+    if not desc:
+        return [(prefix, {"kind": "none"})]
+    if desc.get("kind") == "tuple":
+        return [leaf for i, item in enumerate(desc.get("items", [])) for leaf in _leaves(item, (*prefix, i))]
+    return [(prefix, desc)]
+
+
+def _tolerance(where: tuple, exp_leaves: dict, gold_leaves: dict, expected: StepResult, golden: StepResult,
+               got_desc: dict) -> Tolerance:
+    exp_desc, gold_desc = exp_leaves.get(where), gold_leaves.get(where)
+    if exp_desc and gold_desc and exp_desc.get("kind") == "array" and gold_desc.get("kind") == "array":
+        return tolerance_for(dtype_name(exp_desc), expected.arrays.get(exp_desc["key"]),
+                             golden.arrays[gold_desc["key"]], DEFAULT_FACTOR)
+    try:
+        rtol, atol = floor_for(dtype_name(got_desc))
+    except ValueError:
+        rtol, atol = 0.0, 0.0
+    return Tolerance(rtol=rtol, atol=atol, dtype=dtype_name(got_desc))
+
+
+def _descs(result: StepResult) -> dict[tuple, dict]:
+    leaves = dict(_leaves(result.report.get("output")))
+    for label, desc in sorted((result.report.get("gradients") or {}).items()):
+        leaves[("grad", label)] = desc
+    return leaves
+
+
+def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult, *,
+                  strict: bool = True) -> bool:
+    """Whether ``a`` reproduces ``b``: same structure, dtypes and inputs modified in place, arrays
+    within the case's tolerance (NaN where both have NaN counts as equal). Without ``strict``, values
+    only: dtypes and in-place modification are not compared (how the judges of values compare)."""
+    la, lb = _descs(a), _descs(b)
+    if la.keys() != lb.keys():
+        return False
+    le, lg = _descs(expected), _descs(golden)
+    if strict and sorted(a.report.get("modified_inputs") or []) != sorted(b.report.get("modified_inputs") or []):
+        return False
+    for where, da in la.items():
+        db = lb[where]
+        if da.get("kind") != db.get("kind"):
+            return False
+        if da.get("kind") == "array":
+            xa, xb = a.arrays.get(da["key"]), b.arrays.get(db["key"])
+            if xa is None or xb is None or xa.shape != xb.shape or (strict and dtype_name(da) != dtype_name(db)):
+                return False
+            xa, xb = xa.astype(np.float64), xb.astype(np.float64)
+            both_nan = np.isnan(xa) & np.isnan(xb)  # the same NaN in both is the same result here
+            xa, xb = np.where(both_nan, 0.0, xa), np.where(both_nan, 0.0, xb)
+            if not compare_arrays("x", xa, xb, _tolerance(where, le, lg, expected, golden, da)).ok:
+                return False
+        elif da.get("kind") == "scalar" and da.get("value") != db.get("value"):
+            return False
+    return True
+
+
+def reproduces(candidate: StepResult | None, mutant: StepResult | None, expected: StepResult,
+               golden: StepResult) -> bool:
+    """Whether the mutant's result on one case is the candidate's (see the module docstring)."""
+    if candidate is None or mutant is None:
+        return False
+    c_ok = bool(candidate.report.get("ok")) and not candidate.report.get("exception")
+    m_ok = bool(mutant.report.get("ok")) and not mutant.report.get("exception")
+    if not c_ok or not m_ok:
+        return (not c_ok and not m_ok
+                and (candidate.report.get("exception") or {}).get("type")
+                == (mutant.report.get("exception") or {}).get("type"))
+    return _arrays_match(candidate, mutant, expected, golden)
+
+
+def passes(mutant: StepResult | None, expected: StepResult, golden: StepResult) -> bool:
+    """Whether the mutant's result on one case equals the reference's golden answer within tolerance."""
+    if mutant is None:
+        return False
+    e_ok = bool(expected.report.get("ok")) and not expected.report.get("exception")
+    m_ok = bool(mutant.report.get("ok")) and not mutant.report.get("exception")
+    if not e_ok:
+        return not m_ok and ((mutant.report.get("exception") or {}).get("type")
+                             == (expected.report.get("exception") or {}).get("type"))
+    return m_ok and _arrays_match(mutant, golden, expected, golden, strict=False)
+
+
+def explaining(failed: list[str], passed: list[str], candidate: dict[str, StepResult],
+               mutants: dict[str, RunResults], expected: dict[str, StepResult],
+               golden: dict[str, StepResult]) -> list[str]:
+    """Names of the mutants that explain a check: they reproduce the candidate on every ``failed``
+    step and pass every ``passed`` step (step ids of one check)."""
+    names = []
+    for name, run in mutants.items():
+        if all(reproduces(candidate.get(s), run.steps.get(s), expected[s], golden[s]) for s in failed) and \
+                all(passes(run.steps.get(s), expected[s], golden[s]) for s in passed):
+            names.append(name)
+    return names
+
+
+def strip_hint(message: str) -> str:
+    """``message`` without a leading "Likely mistake: ..." line (a check's hand-written diagnosis)."""
+    if message.startswith("Likely mistake:"):
+        return message.split("\n", 1)[1] if "\n" in message else ""
+    return message

@@ -1,0 +1,114 @@
+"""The bank of named mistakes: each exercise's known wrong solutions as small mutations of its reference.
+
+One file per mistake, ``exercises/<id>/mistakes/<name>.py``, named by the mistake. Its module
+docstring starts with the sentence a candidate reads when the mistake is diagnosed and holds a
+``Must fail: <check id>[, <check id>...]`` line (every named check must fail, and the score must be
+below full marks). The body is one of:
+
+* ``PATCH = [("old text", "new text"), ...]``: the mutant is the reference source with each ``old``
+  replaced by ``new``. Each ``old`` must occur exactly once in the reference, so a reference edit
+  that moves the patched line makes the bank fail loudly instead of silently testing nothing.
+  ``PATCH`` is read with ``ast.literal_eval`` and never executed.
+* no ``PATCH``: the file itself is the mutant, a complete module with the reference's API (for
+  mistakes that are not a local edit).
+
+The bank is trusted host code (it is written by exercise authors, like the reference): mutants run
+in-process on the host, for ``grade selfcheck`` and for diagnosis, and are never sent to a sandbox.
+The approach is that of mutation-testing tools (mutmut, cosmic-ray): a named operator applied to
+correct code, not a copy of it.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+MUST_FAIL = re.compile(r"^\s*Must fail:\s*(.+?)\s*$", re.MULTILINE)
+
+
+class MistakeInvalid(ValueError):
+    """A mistake file is malformed, or its patch does not apply to the reference (a grader fault)."""
+
+
+@dataclass(frozen=True)
+class Mistake:
+    """One named mistake of an exercise.
+
+    Attributes:
+        name: the file's stem (``logits_divided_by_d_k``); stable, used in scorecards' ``details``.
+        path: the mistake file.
+        diagnosis: the first paragraph of its docstring, the sentence shown to the candidate.
+        must_fail: check ids the mutant must fail (selfcheck proves it).
+        source: the mutant's full source text (the patched reference, or the file itself).
+    """
+
+    name: str
+    path: Path
+    diagnosis: str
+    must_fail: tuple[str, ...]
+    source: str
+
+
+def _patch(path: Path, tree: ast.Module) -> list[tuple[str, str]] | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PATCH" for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise MistakeInvalid(f"{path}: PATCH must be a literal list of (old, new) pairs") from exc
+            if not (isinstance(value, (list, tuple)) and value and all(
+                    isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p)
+                    for p in value)):
+                raise MistakeInvalid(f"{path}: PATCH must be a non-empty list of (old, new) string pairs")
+            return [(old, new) for old, new in value]
+    return None
+
+
+def apply_patch(reference_source: str, patch: list[tuple[str, str]], where: str = "the mistake") -> str:
+    """The reference source with each ``(old, new)`` of ``patch`` applied in order.
+
+    Raises:
+        MistakeInvalid: an ``old`` text does not occur exactly once at the point it is applied.
+    """
+    text = reference_source
+    for old, new in patch:
+        count = text.count(old)
+        if count != 1:
+            raise MistakeInvalid(f"{where}: patch text {old!r} occurs {count} times in the reference (needs 1)")
+        text = text.replace(old, new)
+    return text
+
+
+def load_mistake(path: Path, reference_path: Path) -> Mistake:
+    """Read one mistake file (see the module docstring).
+
+    Raises:
+        MistakeInvalid: no docstring, no ``Must fail:`` line, or a patch that does not apply.
+    """
+    text = path.read_text(encoding="utf-8")
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:
+        raise MistakeInvalid(f"{path}: {exc.msg} (line {exc.lineno})") from exc
+    doc = ast.get_docstring(tree) or ""
+    match = MUST_FAIL.search(doc)
+    if not doc or not match:
+        raise MistakeInvalid(f"{path}: the docstring needs a diagnosis sentence and a 'Must fail: <check>' line")
+    diagnosis = " ".join(doc.split("\n\n")[0].split())
+    must_fail = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
+    patch = _patch(path, tree)
+    source = text if patch is None else apply_patch(reference_path.read_text(encoding="utf-8"), patch, str(path))
+    return Mistake(name=path.stem, path=path, diagnosis=diagnosis, must_fail=must_fail, source=source)
+
+
+def load_bank(mistakes_dir: Path, reference_path: Path) -> list[Mistake]:
+    """Every mistake of one exercise (``mistakes_dir/*.py``, sorted by name; none when the folder is absent).
+
+    Raises:
+        MistakeInvalid: a file is malformed (see ``load_mistake``).
+    """
+    if not mistakes_dir.is_dir():
+        return []
+    return [load_mistake(p, reference_path) for p in sorted(mistakes_dir.glob("*.py")) if not p.name.startswith("_")]
