@@ -337,15 +337,20 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     padding("no_padding_leakage", "create_combined_mask", _padded(rng, 2, 6, 4, left=True, lengths=[3, 6]), 4,
             judge=no_leakage("combined"))
 
+    # Hidden cases: the same kinds at every seed (square, kv_len > seq_len, one query; padding and
+    # combined masks, right- and left-padded, every batch holding a full and a padded sequence); the
+    # seed draws only the sizes, the pad token and the token ids.
     hidden = np.random.default_rng(hidden_seed)
-    for _ in range(3):
-        L = int(hidden.integers(1, 10))
-        S = L + int(hidden.integers(0, 12))
-        causal("hidden_masks", L, S)
-    for fn in ("create_padding_mask", "create_combined_mask", "create_combined_mask"):
-        B, L = int(hidden.integers(1, 5)), int(hidden.integers(2, 10))
+    L = int(hidden.integers(2, 10))
+    causal("hidden_masks", L, L)
+    L = int(hidden.integers(2, 10))
+    causal("hidden_masks", L, L + int(hidden.integers(1, 12)))
+    causal("hidden_masks", 1, int(hidden.integers(2, 12)))
+    for fn, left in (("create_padding_mask", False), ("create_combined_mask", False), ("create_combined_mask", True)):
+        B, L = int(hidden.integers(2, 5)), int(hidden.integers(3, 10))
         pad = int(hidden.integers(-2, 6))
-        padding("hidden_masks", fn, _padded(hidden, B, L, pad, left=bool(hidden.random() < 0.5)), pad)
+        lengths = [L] + [int(n) for n in hidden.integers(1, L, size=B - 1)]
+        padding("hidden_masks", fn, _padded(hidden, B, L, pad, left=left, lengths=lengths), pad)
     return b.plan
 
 
