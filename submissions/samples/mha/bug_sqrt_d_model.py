@@ -1,0 +1,25 @@
+"""Bug: scores scaled by 1/sqrt(D) instead of 1/sqrt(d_k).
+
+Must fail: self_attention
+"""
+
+import math
+
+import torch
+
+
+def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=None):
+    B, L_q, D = query.shape
+    L_k = key.shape[1]
+    if D % num_heads:
+        raise ValueError("D % num_heads != 0")
+    d_k = D // num_heads
+    q = (query @ W_q).view(B, L_q, num_heads, d_k).transpose(1, 2)
+    k = (key @ W_k).view(B, L_k, num_heads, d_k).transpose(1, 2)
+    v = (value @ W_v).view(B, L_k, num_heads, d_k).transpose(1, 2)
+    att = q @ k.transpose(-2, -1) / math.sqrt(D)
+    if mask is not None:
+        att = att.masked_fill(mask == 0, float("-inf"))
+    att = torch.nan_to_num(torch.softmax(att, dim=-1))
+    y = (att @ v).transpose(1, 2).reshape(B, L_q, D)
+    return y @ W_o
