@@ -1,0 +1,144 @@
+"""The bank of named mistakes (grader/judge/mistakes.py) and diagnosis by replay (grader/grading/diagnosis.py)."""
+import itertools
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grader.grading import diagnosis
+from grader.grading.exercise import exercise_ids, get_exercise
+from grader.grading.grade import _MEASURE_LOCK, answers_for, build_plan, grade_submission
+from grader.grading.trusted import TrustedInProcess
+from grader.judge.mistakes import MistakeInvalid, apply_patch, load_mistake
+
+BANKED = [i for i in exercise_ids() if get_exercise(i).mistakes]
+
+
+def _grade_mutant(exercise, name, seed):
+    mistake = next(m for m in exercise.mistakes if m.name == name)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"{name}.py"
+        path.write_text(mistake.source, encoding="utf-8")
+        return grade_submission(exercise, path, seed=seed, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
+
+
+def test_patch_must_match_exactly_once(tmp_path):
+    assert apply_patch("a = 1\nb = 2\n", [("b = 2", "b = 3")]) == "a = 1\nb = 3\n"
+    with pytest.raises(MistakeInvalid, match="occurs 0 times"):
+        apply_patch("a = 1\n", [("b = 2", "b = 3")])
+    with pytest.raises(MistakeInvalid, match="occurs 2 times"):
+        apply_patch("a = 1\na = 1\n", [("a = 1", "a = 2")])
+    bad = tmp_path / "no_doc.py"
+    bad.write_text("PATCH = [('x', 'y')]\n")
+    with pytest.raises(MistakeInvalid, match="Must fail"):
+        load_mistake(bad, tmp_path / "ref.py")
+
+
+@pytest.mark.parametrize("exercise_id", BANKED)
+def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id):
+    """A diagnosis names a mutant only when no other one reproduces the same results: on the plan's
+    cases, every two mutants whose values differ from the reference must also differ from each other."""
+    exercise = get_exercise(exercise_id)
+    plan = build_plan(exercise, 7)
+    expected, golden, _ = answers_for(exercise, 7, plan)
+    runs = {m.name: diagnosis.run_mutant(m, plan) for m in exercise.mistakes}
+    steps = diagnosis.value_steps(plan)
+    wrong = {n for n, r in runs.items()
+             if not all(diagnosis.passes(r.steps.get(s), expected.steps[s], golden.steps[s]) for s in steps)}
+    assert len(wrong) >= 3
+    same = [(a, b) for a, b in itertools.combinations(sorted(wrong), 2)
+            if all(diagnosis.reproduces(runs[a].steps.get(s), runs[b].steps.get(s), expected.steps[s], golden.steps[s])
+                   for s in steps)]
+    assert not same
+
+
+@pytest.mark.parametrize("exercise_id, name, other", [
+    ("mha", "logits_divided_by_d_k", "scaled_by_sqrt_d_model"),
+    ("attention_scores", "logits_divided_by_d_k", "unscaled"),
+    ("causal_mask", "combined_pads_query_axis", "combined_or"),
+])
+def test_a_mutant_is_diagnosed_as_itself_and_never_as_its_look_alike(exercise_id, name, other):
+    card = _grade_mutant(get_exercise(exercise_id), name, seed=3)
+    named = {c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
+    assert named == {name}
+    failed = [c for c in card.checks if c.verdict == "failed" and c.details.get("mistake")]
+    assert failed and all(c.message.startswith("Likely mistake: ") for c in failed)
+    assert all(other not in c.message for c in card.checks)
+
+
+def test_the_d_k_mistake_is_not_blamed_on_sqrt_d_model_where_the_two_coincide():
+    """At D=16, d_k=4 (4 == sqrt(16)) dividing by d_k and by sqrt(D) give the same scores: the old
+    hand-written hint said "1/sqrt(D)"; the bank names d_k because other cases tell them apart."""
+    card = _grade_mutant(get_exercise("mha"), "logits_divided_by_d_k", seed=1)
+    assert not any("sqrt(D)" in c.message for c in card.checks)
+
+
+@pytest.mark.parametrize("exercise_id", ["softmax", "attention_scores"])
+def test_correct_files_get_no_diagnosis(exercise_id):
+    exercise = get_exercise(exercise_id)
+    for path in [exercise.reference_path, *sorted(exercise.samples_path.glob("correct_*.py"))]:
+        card = grade_submission(exercise, path, seed=5, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+        assert card.all_passed, path
+        assert not any(c.details.get("mistake") for c in card.checks), path
+
+
+@pytest.mark.parametrize("exercise_id, name", [
+    ("softmax", "no_max_subtraction"),        # was 11 or 13 of 16 depending on the seed
+    ("softmax", "global_max"),                # was 11 or 13 of 16
+    ("attention_scores", "no_max_subtraction"),  # was 17 or 19 of 20
+    ("attention_scores", "finite_mask_fill"),    # fully masked rows given uniform weights: 17 or 19
+    ("causal_mask", "combined_pads_query_axis"),  # a combined mask that pads the query axis: 13 or 15 of 17
+])
+def test_the_five_seed_dependent_wrong_solutions_score_the_same_at_every_seed(exercise_id, name):
+    exercise = get_exercise(exercise_id)
+    cards = [_grade_mutant(exercise, name, seed) for seed in range(1, 7)]
+    scores = {c.score for c in cards}
+    assert len(scores) == 1, scores
+    assert cards[0].score < cards[0].max_score
+    hidden = [c for c in cards[0].checks if c.visibility == "hidden"]
+    assert all(c.verdict == "failed" for c in hidden)  # the hidden check always holds the case that shows it
+
+
+@pytest.mark.parametrize("exercise_id, sample", [
+    ("softmax", "bug_returns_float64.py"),
+    ("softmax", "bug_inplace.py"),
+])
+def test_one_mistake_one_deduction(exercise_id, sample):
+    """A right answer in the wrong dtype fails dtype_preserved only; an in-place edit input_unchanged only."""
+    exercise = get_exercise(exercise_id)
+    path = exercise.samples_path / sample
+    card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(sample, _MEASURE_LOCK))
+    failed = [c.id for c in card.checks if c.verdict != "passed"]
+    assert failed == (["dtype_preserved"] if "float64" in sample else ["input_unchanged"])
+
+
+@pytest.mark.parametrize("exercise_id, files", [
+    ("softmax", ["correct_logsumexp.py", "bug_naive_exp.py", "bug_inplace.py"]),
+    ("attention_scores", ["correct_einsum.py", "bug_reversed_mask.py"]),
+])
+def test_warm_path_gives_the_sandbox_results(exercise_id, files):
+    """The in-process path for trusted files returns what the process sandbox returns: same status,
+    score, verdicts, and the same output arrays for every value step."""
+    exercise = get_exercise(exercise_id)
+    for name in files:
+        path = exercise.samples_path / name
+        warm = grade_submission(exercise, path, seed=11, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
+        cold = grade_submission(exercise, path, seed=11, sandbox="process")
+        assert warm.sandbox["backend"] == "in-process" and cold.sandbox["backend"] == "process"
+        assert (warm.status, warm.score) == (cold.status, cold.score), name
+        assert [(c.id, c.verdict, c.details.get("mistake")) for c in warm.checks] == \
+            [(c.id, c.verdict, c.details.get("mistake")) for c in cold.checks], name
+    plan = build_plan(exercise, 11)
+    from grader.sandbox.base import SandboxJob  # noqa: PLC0415
+    from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+    job = SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=(exercise.samples_path / files[0]).read_bytes())
+    warm_run = TrustedInProcess("x", _MEASURE_LOCK).run(job, exercise.limits).results
+    cold_run = ProcessSandbox().run(job, exercise.limits).results
+    for sid in diagnosis.value_steps(plan):
+        w, c = warm_run.steps[sid], cold_run.steps[sid]
+        assert w.report["output"] == c.report["output"], sid
+        assert w.arrays.keys() == c.arrays.keys()
+        for key in w.arrays:
+            np.testing.assert_array_equal(w.arrays[key], c.arrays[key])
