@@ -391,8 +391,9 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     if not failing or not exercise.mistakes:
         return checks
     keep = set(diagnosis.value_steps(plan))
-    mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes",
-                                        tuple(m.name for m in exercise.mistakes)), exercise.mistakes, plan)
+    bank = tuple((m.name, hashlib.sha256(m.source.encode("utf-8")).hexdigest()) for m in exercise.mistakes)
+    mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
+                                       exercise.mistakes, plan)
     by_name = {m.name: m for m in exercise.mistakes}
     out = []
     for check in checks:

@@ -1,4 +1,4 @@
-"""the combined mask hides padded query rows instead of padded key columns: padding applies to keys (the last axis), for every query.
+"""the combined mask applies the padding along the query axis (hiding padded query rows) instead of the key axis: padded keys must be hidden from every query.
 
 Must fail: combined_mask, hidden_masks
 """
