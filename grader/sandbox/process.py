@@ -1,20 +1,24 @@
 """The ``process`` backend: the runner in a child process with rlimits (the embedded default).
 
-Isolation here is weaker than Docker's and the scorecard says so: rlimits on CPU seconds, address
-space, file size, open files and processes; a scratch working folder; a scrubbed environment; a
-network namespace of its own where the kernel permits ``unshare(CLONE_NEWNET)``; an unprivileged
-user where the host runs as root and the interpreter is reachable by that user. It is meant for
-self-checks and development; ``--require-isolation`` refuses it.
+Each run starts ``grader/sandbox/launch.py`` (a fresh process), which sets the run up and execs the
+runner. Where the grader runs as root: a private mount namespace and an empty network namespace,
+small private tmpfs mounts over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and over whatever folder hides
+the interpreter from other users (e.g. ``/root``), the interpreter's folders bound back read-only,
+then the submission runs as ``nobody`` (uid 65534): it can write only its scratch folder and
+reach no network. Elsewhere: a user and network namespace where the kernel allows it (no network),
+the invoking user. Always: rlimits on CPU seconds, address space, file size, open files and
+processes; a scratch working folder; a scrubbed environment; its own session (killed as a group).
+Isolation is weaker than Docker's (shared kernel, process table and read-only view of the host's
+world-readable files) and the scorecard says what was in force; ``--require-isolation`` refuses it.
 """
 
 from __future__ import annotations
 
-import ctypes
+import functools
+import json
 import os
-import resource
 import shutil
 import signal
-import stat
 import subprocess
 import sys
 import tempfile
@@ -25,7 +29,6 @@ from pathlib import Path
 from grader.run.channel import decode_stream, display_text
 from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
-CLONE_NEWNET = 0x40000000
 NOBODY_UID = 65534
 #: Environment variables passed through: they pick correct OpenBLAS kernels on some CPUs.
 PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
@@ -54,26 +57,74 @@ class CappedReader(threading.Thread, CappedBuffer):
             self.feed(chunk)
 
 
-def _world_executable(path: str) -> bool:
-    """Whether every folder above ``path`` and the file itself are executable by others."""
-    p = Path(path).resolve()
-    for part in [*reversed(p.parents), p]:
-        try:
-            if not os.stat(part).st_mode & stat.S_IXOTH:
-                return False
-        except OSError:
-            return False
-    return True
+LAUNCHER_PATH = Path(__file__).resolve().parent / "launch.py"
 
 
-def _can_unshare_net() -> bool:
-    """Probe (in a throwaway child) whether this process may create a network namespace."""
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - child
-        libc = ctypes.CDLL(None, use_errno=True)
-        os._exit(0 if libc.unshare(CLONE_NEWNET) == 0 else 1)
-    _, status = os.waitpid(pid, 0)
-    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
+def interpreter_folders(python: str) -> list[str]:
+    """The folders the sandboxed interpreter must read: its installation (prefix) and every
+    site-packages folder, numpy's and torch's included (for ``launch.py``'s read-only binds)."""
+    import importlib.util  # noqa: PLC0415
+    import site  # noqa: PLC0415
+
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix,
+               os.path.dirname(os.path.dirname(os.path.realpath(python)))}
+    try:
+        folders.update(site.getsitepackages())
+        folders.add(site.getusersitepackages())
+    except AttributeError:  # pragma: no cover - a virtualenv's old site.py
+        pass
+    for name in ("numpy", "torch"):
+        spec = importlib.util.find_spec(name)
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            folders.add(os.path.dirname(location))
+    return sorted(f for f in folders if f and os.path.isdir(f))
+
+
+@functools.lru_cache(maxsize=4)
+def probe_isolation(python: str) -> dict:
+    """Run ``launch.py`` once with a tiny program to learn what isolation it achieves here.
+
+    Returns:
+        ``{"user": "nobody" | "root" | "invoking user", "network": bool, "why": str}``: the uid the
+        program ran as, whether it had its own network namespace, and why privileges could not be
+        dropped (empty when they were, or when the grader is not root).
+    """
+    root = tempfile.mkdtemp(prefix="grade-process-probe-")
+    try:
+        os.chmod(root, 0o755)
+        scratch = os.path.join(root, "scratch")
+        os.mkdir(scratch)
+        drop = os.geteuid() == 0
+        if drop:
+            os.chown(scratch, NOBODY_UID, NOBODY_UID)
+        program = ("import os, sys; open('probe', 'w').write('ok'); "
+                   "print(os.getuid(), os.readlink('/proc/self/ns/net'))")
+        cfg = _launch_config([python, "-I", "-S", "-c", program], {"PATH": "/usr/bin:/bin"}, scratch, root, python,
+                             Limits(), drop)
+        proc = subprocess.run([python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], capture_output=True,
+                              text=True, timeout=30, start_new_session=True)
+        if proc.returncode != 0:
+            return {"user": "root" if drop else "invoking user", "network": False,
+                    "why": (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]}
+        uid, net = proc.stdout.split()
+        own_net = net != os.readlink("/proc/self/ns/net")
+        user = "nobody" if int(uid) == NOBODY_UID else ("root" if int(uid) == 0 else "invoking user")
+        return {"user": user, "network": own_net, "why": ""}
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return {"user": "root" if os.geteuid() == 0 else "invoking user", "network": False, "why": str(exc)}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: str, limits: Limits,
+                   drop: bool) -> dict:
+    """The JSON config ``launch.py`` reads (see its docstring)."""
+    return {"argv": argv, "env": env, "cwd": scratch, "keep_rw": [root], "keep_ro": interpreter_folders(python),
+            "uid": NOBODY_UID if drop else None, "gid": NOBODY_UID if drop else None,
+            "tmpfs_bytes": 16 << 20,
+            "limits": {"cpu": int(limits.cpu_seconds), "as": int(limits.memory_bytes),
+                       "fsize": int(limits.file_size_bytes), "nofile": int(limits.max_open_files),
+                       "nproc": int(limits.max_processes)}}
 
 
 class ProcessSandbox:
@@ -83,38 +134,23 @@ class ProcessSandbox:
 
     def __init__(self, python: str | None = None):
         self.python = python or sys.executable
-        self._net = _can_unshare_net()
-        self._drop_user = os.geteuid() == 0 and _world_executable(self.python)
+        probe = probe_isolation(self.python) if os.path.exists(self.python) else {
+            "user": "root" if os.geteuid() == 0 else "invoking user", "network": False, "why": "no interpreter"}
+        self._net = probe["network"]
+        self._drop_user = os.geteuid() == 0 and probe["user"] == "nobody"
+        self._why = probe["why"]
 
     def info(self) -> SandboxInfo:
-        """Isolation actually in force on this host."""
+        """Isolation actually in force on this host (as ``probe_isolation`` found it)."""
+        user = "nobody" if self._drop_user else ("root" if os.geteuid() == 0 else "invoking user")
         return SandboxInfo(backend=self.name, isolation={
             "network": "none (own namespace)" if self._net else "shared with host",
-            "user": "nobody" if self._drop_user else ("root" if os.geteuid() == 0 else "invoking user"),
-            "filesystem": "host filesystem, scratch working folder",
+            "user": user + (f" (could not drop privileges: {self._why})" if user == "root" and self._why else ""),
+            "filesystem": ("host filesystem read-only to the submission except its scratch folder; private "
+                           "tmpfs over /tmp, /var/tmp, /dev/shm" if self._drop_user
+                           else "host filesystem, scratch working folder"),
             "rlimits": ["cpu", "address_space", "file_size", "open_files", "processes"],
         })
-
-    def _preexec(self, limits: Limits):
-        net, drop = self._net, self._drop_user
-
-        def setup() -> None:  # runs in the child between fork and exec
-            os.setsid()
-            if net:
-                ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET)
-            cpu = int(limits.cpu_seconds)
-            resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-            resource.setrlimit(resource.RLIMIT_AS, (limits.memory_bytes, limits.memory_bytes))
-            resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_size_bytes, limits.file_size_bytes))
-            resource.setrlimit(resource.RLIMIT_NOFILE, (limits.max_open_files, limits.max_open_files))
-            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-            if drop:
-                os.setgroups([])
-                os.setgid(NOBODY_UID)
-                os.setuid(NOBODY_UID)
-            resource.setrlimit(resource.RLIMIT_NPROC, (limits.max_processes, limits.max_processes))
-
-        return setup
 
     def _environment(self, scratch: str, limits: Limits) -> dict[str, str]:
         env = {
@@ -152,12 +188,14 @@ class ProcessSandbox:
         if self._drop_user:
             os.chown(scratch, NOBODY_UID, NOBODY_UID)
         argv = [self.python, "-I", os.path.join(input_dir, "runner.py"), input_dir]
+        cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
+                             self._drop_user)
         start = time.monotonic()
         try:
-            proc = subprocess.Popen(argv, cwd=scratch, env=self._environment(scratch, limits),
+            proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], cwd=scratch,
+                                    env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                    stderr=subprocess.PIPE, preexec_fn=self._preexec(limits),
-                                    close_fds=True)
+                                    stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
         results_reader = CappedReader(proc.stdout, limits.result_bytes)
