@@ -393,6 +393,8 @@ def _torch_counter_mode():
             if packet in flop_registry:
                 work = int(flop_registry[packet](*args, **kwargs, out_val=out))
                 self.matmul_flops += work
+            elif func.is_view:  # a view reads and writes nothing: slicing a preallocated buffer is free
+                work = 0
             else:
                 work = int(sum(a.numel() for a in inputs) + sum(o.numel() for o in outs))
                 self.elementwise += work
