@@ -517,7 +517,7 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
         except (SandboxUnavailable, ValueError) as exc:
             _fail(str(exc), EXIT_INFRASTRUCTURE)
         err.print(f"grade: sandbox: {selection}", markup=False)
-        if backend.name == "process" and backend.info().isolation.get("user") == "root":
+        if backend.name == "process" and backend.info().isolation.get("user", "").startswith("root"):
             err.print("grade: warning: the process sandbox runs submissions as root here; grade untrusted code "
                       "with --sandbox docker", markup=False)
     try:

@@ -500,7 +500,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         info = backend.info()
         sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
                              "selection": selection})
-        if info.backend == "process" and info.isolation.get("user") == "root":
+        if info.backend == "process" and info.isolation.get("user", "").startswith("root"):
             say("warning: the process sandbox runs this submission as root (the interpreter is not reachable "
                 "by an unprivileged user here); grade untrusted code with --sandbox docker")
         say("building the plan")
