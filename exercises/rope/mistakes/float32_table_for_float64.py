@@ -1,0 +1,5 @@
+"""the angle table (or its cos/sin) was built in float32 for a float64 input: float64 inputs are rotated at float64 precision (build inv_freq and positions * inv_freq in x's dtype).
+
+Must fail: float64
+"""
+PATCH = [('theta = pos.to(work)[:, None] * inv_freq[None, :]', 'theta = (pos.to(torch.float32)[:, None] * inv_freq[None, :].to(torch.float32)).to(work)')]

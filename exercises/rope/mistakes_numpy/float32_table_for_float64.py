@@ -1,0 +1,5 @@
+"""the angle table (or its cos/sin) was built in float32 for a float64 input: float64 inputs are rotated at float64 precision (build inv_freq and positions * inv_freq in x's dtype).
+
+Must fail: float64
+"""
+PATCH = [('theta = pos.astype(work)[:, None] * inv_freq[None, :]', 'theta = (pos.astype(np.float32)[:, None] * inv_freq[None, :].astype(np.float32)).astype(work)')]
