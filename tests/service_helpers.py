@@ -36,6 +36,7 @@ class LiveServer:
     log: Path
     workers: int = 2
     rate_limit: int = 1000
+    sandbox: str = "process"
     port: int = field(default_factory=free_port)
     proc: subprocess.Popen | None = None
 
@@ -46,7 +47,7 @@ class LiveServer:
     def start(self, timeout: float = 90.0) -> "LiveServer":
         env = {**os.environ, "GRADER_INTERVIEWER_TOKEN": INTERVIEWER_TOKEN, "PYTHONPATH": str(ROOT)}
         cmd = [sys.executable, "-m", "grader.cli", "serve", "--db", self.db_url, "--port", str(self.port),
-               "--workers", str(self.workers), "--sandbox", "process", "--rate-limit", str(self.rate_limit)]
+               "--workers", str(self.workers), "--sandbox", self.sandbox, "--rate-limit", str(self.rate_limit)]
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=self.log.parent)
         deadline = time.monotonic() + timeout
@@ -60,6 +61,18 @@ class LiveServer:
                 pass
             time.sleep(0.2)
         raise RuntimeError(f"grade serve did not answer in {timeout} s: {self.log.read_text()[-3000:]}")
+
+    def children(self) -> list[int]:
+        """Pids of the server's child processes (its grading processes), from /proc."""
+        kids = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                fields = stat.read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == self.proc.pid:
+                kids.append(int(stat.parent.name))
+        return kids
 
     def kill9(self) -> None:
         self.proc.send_signal(signal.SIGKILL)

@@ -181,3 +181,53 @@ def test_load_200_submissions_from_20_clients(tmp_path):
                                 .group_by(StoredScorecard.submission_id)).all())
     engine.dispose()
     assert counts == {s: 1 for s in sent}
+
+
+def test_cohort_opening_and_closing_times_are_enforced(sessions):
+    from datetime import timedelta
+
+    from grader.service.db import utcnow
+
+    with sessions() as s:
+        later = records.create_cohort(s, "later", ["softmax"], opens_at=utcnow() + timedelta(hours=1))
+        over = records.create_cohort(s, "over", ["softmax"], opens_at=utcnow() - timedelta(hours=2),
+                                     closes_at=utcnow() - timedelta(hours=1))
+        now = records.create_cohort(s, "now", ["softmax"], opens_at=utcnow() - timedelta(hours=1),
+                                    closes_at=utcnow() + timedelta(hours=1))
+        for cohort, status in ((later, 403), (over, 403), (now, None)):
+            cand, _ = records.invite(s, cohort.id, "c")
+            if status is None:
+                assert records.accept(s, cand, "softmax", b"x = 1\n", "f.py", 1000).status == "queued"
+            else:
+                with pytest.raises(records.Refused) as err:
+                    records.accept(s, cand, "softmax", b"x = 1\n", "f.py", 1000)
+                assert err.value.status == status
+        with pytest.raises(records.Refused):
+            records.create_cohort(s, "bad", ["softmax"], opens_at=utcnow(), closes_at=utcnow() - timedelta(hours=1))
+        with pytest.raises(records.Refused):
+            records.create_cohort(s, "bad", ["no_such_exercise"])
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_docker_sandbox_service_grades_and_leaves_no_container(tmp_path, docker_sandbox):
+    from grader.sandbox.image import CONTAINER_LABEL
+
+    live = LiveServer(f"sqlite:///{tmp_path / 'd.db'}", tmp_path / "server.log", workers=1, sandbox="docker").start()
+    good = (__import__("pathlib").Path(__file__).resolve().parent.parent
+            / "submissions/samples/softmax/correct_logsumexp.py").read_bytes()
+    try:
+        i = auth(INTERVIEWER_TOKEN)
+        cohort = post(f"{live.url}/api/cohorts", headers=i, json={"name": "d", "exercises": ["softmax"]}).json()
+        token = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "d"}).json()["token"]
+        sub = post(f"{live.url}/api/submissions", headers=auth(token), data={"exercise": "softmax"},
+                   files={"file": ("s.py", good)}).json()["id"]
+        doc = wait_final(live.url, token, sub, timeout=300)
+        assert doc["status"] == "graded" and doc["scorecard"]["score"] == doc["scorecard"]["max_score"]
+        assert doc["scorecard"]["sandbox"]["backend"] == "docker"
+        graders = live.children()
+        assert graders
+    finally:
+        live.stop()
+    names = [c.name for c in docker_sandbox.client.containers.list(all=True, filters={"label": CONTAINER_LABEL})]
+    assert not [n for n in names if any(n.startswith(f"attention-grader-{pid}-") for pid in graders)]

@@ -1,7 +1,8 @@
 """Workers of the service: receive, run, report, acknowledge.
 
 Each worker is a thread of the server process. It claims one submission (``queue.claim``), grades
-it in a fresh sandbox through ``grade_one`` (the same ``grade_submission`` as ``grade submit``),
+it in a fresh sandbox through ``grade_one_json`` (the executor seam shared with ``grade batch``) in
+a grading process of its own,
 then stores the scorecard and marks the submission graded in one transaction (``queue.complete``).
 A crash anywhere before that commit leaves the submission ``running``; the next start re-queues it
 (``queue.requeue_running``), and grading it again is harmless because nothing was stored. An
@@ -12,16 +13,13 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
-import tempfile
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import replace
-from pathlib import Path
 
 from sqlalchemy.orm import sessionmaker
 
-from grader.grading.exercise import get_exercise, track_for_source
+from grader.grading.exercise import track_for_source
 from grader.grading.scorecard import Scorecard, validate
 from grader.judge.verdicts import Status
 from grader.service import queue
@@ -29,36 +27,28 @@ from grader.service import queue
 log = logging.getLogger("grader.service.worker")
 
 
-def grade_one(exercise_id: str, source: bytes, *, seed: int, sandbox: str) -> Scorecard:
-    """Grade ``source`` as a submission of ``exercise_id`` with the cohort's ``seed``, in the track its
-    imports name (``import torch`` vs ``import numpy``) when the exercise has it, else the default.
+def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
+    """Grade ``source`` as a submission of ``exercise_id`` with the cohort's ``seed`` through the
+    executor seam (``grader.cohort.executors.grade_one``, the same path as ``grade batch``), in the
+    track its imports name when the exercise has one (``track_for_source``), else the default.
 
-    The one place the service calls the grading library (switch to the executor seam of
-    ``grader.cohort.executors`` here). The source is written as ``submission.py`` in a fresh
-    temporary folder: no name from the upload is ever used as a path.
+    The bytes travel in the job; the scorecard records the path ``submission.py``: no name from the
+    upload is ever used as a path.
 
     Args:
         sandbox: ``docker`` (isolation required) or ``process``.
     Returns:
-        The interviewer-view scorecard; its ``submission.path`` is ``submission.py``.
+        The interviewer-view scorecard document, validated against the schema (a grader fault is an
+        ``infrastructure_error`` document, which the worker retries).
     Raises:
-        grader.grading.exercise.UnknownExercise: ``exercise_id`` is not an exercise.
+        jsonschema.ValidationError: the document does not match the schema (a grader bug).
     """
-    from grader.grading.grade import grade_submission  # noqa: PLC0415 - torch import on first use only
+    from grader.cohort.executors import GradeJob, grade_one  # noqa: PLC0415 - heavy, first use only
 
-    # the track the upload is written for (its imports, read from the AST), else the default one
-    exercise = get_exercise(exercise_id, track=track_for_source(exercise_id, source))
-    with tempfile.TemporaryDirectory(prefix="grader-service-") as tmp:
-        path = Path(tmp) / "submission.py"
-        path.write_bytes(source)
-        card = grade_submission(exercise, path, sandbox=sandbox, seed=seed,
-                                require_isolation=(sandbox == "docker"))
-    return replace(card, submission={**card.submission, "path": "submission.py"})
-
-
-def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
-    """``grade_one`` as a JSON document (validated): what a grading process sends back."""
-    document = grade_one(exercise_id, source, seed=seed, sandbox=sandbox).to_json()
+    job = GradeJob(exercise=exercise_id, path="submission.py", seed=seed, source=source,
+                   track=track_for_source(exercise_id, source), sandbox=sandbox,
+                   require_isolation=(sandbox == "docker"), view="interviewer")
+    document = grade_one(job)
     validate(document)
     return document
 
