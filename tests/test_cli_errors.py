@@ -320,3 +320,21 @@ def test_ctrl_c_to_the_process_group_exits_130_quickly_with_a_summary(tmp_path):
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert [r["candidate"] for r in rows] == ["a_fast"]
     assert not any((out / "softmax" / f"{n}.json").exists() for n in ("slow1", "slow2", "slow3"))
+
+
+@pytest.mark.parametrize("prefix", [b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n# \xe9\n"])
+def test_a_bom_or_coding_line_does_not_hide_a_files_track(prefix):
+    from grader.grading.exercise import get_exercise, track_for_source
+
+    assert "torch" in get_exercise("softmax").tracks
+    source = prefix + b"import torch\n\ndef softmax(x, dim=-1):\n    return torch.softmax(x, dim)\n"
+    assert track_for_source("softmax", source) == "torch"  # what `import torch` in the file says
+
+
+@pytest.mark.parametrize("argv", [("selfcheck", "softmax", "--seed", "-1"), ("selfcheck", "--sandbox", "vm"),
+                                  ("show", "softmax", "--track", "jax"), ("list", "--bogus"),
+                                  ("report", "x.json", "--title")])
+def test_bad_option_values_of_the_other_verbs(argv, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert_one_line_error(run(*argv), 2)
+    assert list(tmp_path.iterdir()) == []

@@ -376,7 +376,8 @@ def track_for_source(exercise_id: str, source: bytes | str, root: Path | None = 
     """``track_for_file`` for a submission's bytes (an upload): the track its imports name when the
     exercise has it, else None. Undecodable or unparsable source gives None."""
     try:
-        text = source.decode("utf-8") if isinstance(source, bytes) else source
+        # decoded as Python decodes a file (PEP 263: BOM, coding line), like the grader's own scan
+        text = importlib.util.decode_source(source) if isinstance(source, bytes) else source
         track = imported_track(text)
     except (UnicodeDecodeError, SyntaxError, ValueError):
         return None
