@@ -92,3 +92,32 @@ def test_sdpa_via_torch_ops_is_caught_by_the_op_audit_only():
     assert card.status == "graded" and card.score == 0
     assert {c.verdict for c in card.checks} == {"forbidden"}
     assert "aten._scaled_dot_product_flash_attention_for_cpu" in card.status_message
+
+
+def test_additive_inf_mask_with_nan_to_num_fails_only_the_gradient_edge_cases():
+    """Issue 15: right forward output, NaN gradients of x/W_q/W_k on fully masked query rows."""
+    outcomes = judge_in_process("gqa", SAMPLES / "bug_additive_inf_nan_to_num.py")
+    assert failed(outcomes) == {"grad_edge_cases"}
+    bad = [o for o in outcomes["grad_edge_cases"] if o.verdict != "passed"]
+    assert len(bad) == 2
+    assert all(o.message.startswith("Likely mistake: the gradient is NaN where a query row is fully masked")
+               for o in bad)
+
+
+@pytest.mark.parametrize("sample", ["correct_query_head_loop_softmax.py", "correct_expand_view.py",
+                                    "correct_fused_qkv_einsum.py", "correct_loop_kv_heads.py"])
+def test_kv_flops_counts_only_the_kv_projection(sample):
+    """The issue's per-query-head loop with a hand-written softmax, expand, a fused QKV projection:
+    the work of products consuming W_k/W_v is exactly the reference's, 2*L*D*(2*d_k) per size."""
+    card = grade_submission(get_exercise("gqa"), SAMPLES / sample, sandbox="process", seed=3)
+    check = next(c for c in card.checks if c.id == "kv_flops")
+    assert check.verdict == "passed" and check.details["method"] == "count"
+    D, d_k = 128, 16
+    assert check.details["candidate"] == [2 * L * D * 2 * d_k for L in check.details["sizes"]]
+
+
+def test_expanded_weights_get_the_hint_their_measurement_matches():
+    card = grade_submission(get_exercise("gqa"), SAMPLES / "bug_expand_weights.py", sandbox="process", seed=3)
+    check = next(c for c in card.checks if c.id == "kv_flops")
+    assert check.verdict == "failed" and check.details["ratios"] == [8.0] * 4
+    assert "projected at num_query_heads heads, 8x" in check.message

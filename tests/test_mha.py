@@ -144,3 +144,21 @@ def test_sandboxed_op_audit_gives_forbidden_with_op_and_step():
     assert "self_attention." in card.status_message  # the step where it ran
     assert card.checks[0].details["forbidden_ops"][0]["op"].startswith("aten._scaled_dot_product")
     assert "aten.mm" in card.checks[0].details["ops_seen"]
+
+
+def test_additive_inf_mask_with_nan_to_num_fails_only_the_gradient_edge_cases():
+    """Issue 15: the forward output is right (NaN rows repaired), the gradients are NaN on fully
+    masked query rows; exactly the two grad_edge_cases with such rows fail, with the named cause."""
+    outcomes = judge_in_process("mha", SAMPLES / "bug_additive_inf_nan_to_num.py")
+    assert failed(outcomes) == {"grad_edge_cases"}
+    bad = [o for o in outcomes["grad_edge_cases"] if o.verdict != "passed"]
+    assert len(bad) == 2
+    for o in bad:
+        assert o.message.startswith("Likely mistake: the gradient is NaN where a query row is fully masked")
+        assert o.details["nonfinite"] > 0 and o.details["gradient"] == "query"
+
+
+def test_forward_nan_on_masked_rows_is_named_as_such_in_the_gradient_check():
+    outcomes = judge_in_process("mha", SAMPLES / "bug_nan_fully_masked.py")
+    bad = [o for o in outcomes["grad_edge_cases"] if o.verdict != "passed"]
+    assert bad and all("the output itself is NaN" in o.message for o in bad)

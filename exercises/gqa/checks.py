@@ -36,6 +36,7 @@ def _mha_checks():
 
 _MHA = _mha_checks()
 padding_mask, causal_mask = _MHA.padding_mask, _MHA.causal_mask
+nonfinite_gradient = _MHA.nonfinite_gradient
 WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
 
 MISTAKES = (
@@ -170,6 +171,26 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
                   judge=gradients_close(WEIGHTS))
         c.add("grad_weights", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=WEIGHTS,
               mask=padding_mask(rng, 2, 5), judge=gradients_close(WEIGHTS), note="MQA")
+        # Every forward condition that has a check has a gradient case too (issue 15), in one check.
+        ALL = ("x",) + WEIGHTS
+        edge = gradients_close(ALL, nonfinite=nonfinite_gradient)
+        c.add("grad_edge_cases", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype="float64", grad=ALL, mask=causal_mask(6, 6),
+              judge=edge, note="causal")
+        c.add("grad_edge_cases", rng, B=3, L=5, D=12, H_q=6, H_kv=3, dtype="float64", grad=ALL,
+              mask=padding_mask(rng, 3, 5), judge=edge, note="padding")
+        c.add("grad_edge_cases", rng, B=2, L=6, D=16, H_q=4, H_kv=2, grad=ALL,
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), mask_dtype="float32", judge=edge,
+              note="causal and padding, 0.0 / 1.0")
+        c.add("grad_edge_cases", rng, B=2, L=5, D=8, H_q=4, H_kv=2, dtype="float64", grad=ALL,
+              mask=causal_mask(5, 5)[0, 0], mask_dtype="int64", judge=edge, note="(L, L) integer 0 / 1")
+        c.add("grad_edge_cases", rng, B=2, L=5, D=16, H_q=4, H_kv=1, dtype="float64", grad=ALL, mask=rows,
+              judge=edge, note="MQA; query row 1 of batch 0 and all of batch 1 fully masked")
+        c.add("grad_edge_cases", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype="float64", grad=ALL, mask=rows,
+              judge=edge, note="query row 1 of batch 0 and all of batch 1 fully masked")
+        for dtype in ("float16", "bfloat16"):
+            c.add("grad_edge_cases", rng, B=2, L=5, D=16, H_q=4, H_kv=2, dtype=dtype, grad=ALL, judge=edge)
+        c.add("grad_edge_cases", rng, B=2, L=6, D=16, H_q=4, H_kv=2, dtype="bfloat16", grad=ALL,
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), judge=edge, note="causal and padding mask")
     unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=16, H_q=4, H_kv=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=5, D=12, H_q=6, H_kv=3, dtype="float64", mask=causal_mask(5, 5),

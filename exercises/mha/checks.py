@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close, output_array,
                            inputs_unchanged, raises)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -128,6 +128,46 @@ def padding_mask(rng: np.random.Generator, B: int, L_k: int, *, allow_empty: boo
         if n_pad:
             keep[b, ..., L_k - n_pad:] = False
     return keep
+
+
+FULLY_MASKED_NAN = (
+    "the gradient is NaN where a query row is fully masked: the softmax of an all -inf row has no derivative, "
+    "so NaN flows back even when the forward output is repaired afterwards (e.g. with nan_to_num). Fill masked "
+    "scores with a finite value such as torch.finfo(dtype).min, and set the weights of fully masked rows to 0.")
+FULLY_MASKED_OUTPUT_NAN = (
+    "the output itself is NaN where a query row is fully masked (softmax over only -inf is 0/0), so its "
+    "gradient is too: such rows must get weights 0 and output 0.")
+
+
+def _mask_of(ctx: JudgeContext) -> np.ndarray | None:
+    for i, arg in enumerate(ctx.step.wire["args"]):
+        if arg.get("label") == "mask":
+            return np.asarray(ctx.arg(i))
+    return None
+
+
+def nonfinite_gradient(ctx: JudgeContext, label: str, got: np.ndarray) -> str | None:
+    """Name the cause of NaN/inf in a gradient: a fully masked query row, when the case has one and
+    (for the gradient of ``query``, which feeds only the query side) the non-finite entries lie only
+    in such rows; when the forward output itself is NaN, say so instead. None otherwise (no named
+    mistake is better than a wrong one). In self-attention (gqa's ``x``) the NaN of a masked row
+    reaches every row through the keys, so it cannot be localised."""
+    mask = _mask_of(ctx)
+    if mask is None:
+        return None
+    keep = (mask != 0).reshape((1,) * max(0, 4 - mask.ndim) + mask.shape)   # (B|1, H|1, L_q|1, L_k)
+    empty = ~keep.any(axis=-1)                                              # (B|1, H|1, L_q|1)
+    if not empty.any():
+        return None
+    out = output_array(ctx.got) if ctx.got is not None else None
+    if out is not None and out.dtype.kind in "fc" and not np.isfinite(out).all():
+        return FULLY_MASKED_OUTPUT_NAN
+    if label == "query" and got.ndim == 3:
+        rows = np.broadcast_to(empty.any(axis=1), got.shape[:2])            # (B, L_q) fully masked in a head
+        bad = ~np.isfinite(got).all(axis=-1)                                # (B, L_q)
+        if (bad & ~rows).any():
+            return None
+    return FULLY_MASKED_NAN
 
 
 def causal_mask(L_q: int, L_k: int) -> np.ndarray:
@@ -272,6 +312,34 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
                   judge=gradients_close(WEIGHTS))
         c.add("grad_weights", rng, B=2, L_q=6, D=12, H=3, dtype="float64", grad=WEIGHTS, mask=causal_mask(6, 6),
               judge=gradients_close(WEIGHTS))
+        # Every forward condition that has a check has a gradient case too (issue 15), in one check.
+        ALL = INPUTS + WEIGHTS
+        edge = gradients_close(ALL, nonfinite=nonfinite_gradient)
+        c.add("grad_edge_cases", rng, B=3, L_q=6, D=12, H=3, dtype="float64", self_attn=True, grad=ALL,
+              mask=padding_mask(rng, 3, 6), judge=edge, note="padding mask")
+        c.add("grad_edge_cases", rng, B=2, L_q=3, L_k=7, D=8, H=2, dtype="float64", grad=ALL,
+              mask=causal_mask(3, 7), judge=edge, note="causal, bottom-right aligned")
+        c.add("grad_edge_cases", rng, B=2, L_q=6, D=8, H=2, self_attn=True, grad=ALL, mask=causal_mask(6, 6)[0, 0],
+              judge=edge, note="causal mask of shape (L, L)")
+        c.add("grad_edge_cases", rng, B=2, L_q=6, D=8, H=2, dtype="float64", self_attn=True, grad=ALL,
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), mask_dtype="float32", judge=edge,
+              note="causal and padding, 0.0 / 1.0")
+        c.add("grad_edge_cases", rng, B=3, L_q=4, L_k=5, D=8, H=2, dtype="float64", grad=ALL,
+              mask=padding_mask(rng, 3, 5), mask_dtype="int64", judge=edge, note="integer 0 / 1 padding mask")
+        rows = np.ones((2, 1, 5, 5), dtype=bool)
+        rows[0, 0, 2, :] = False
+        rows[1, 0, 4, :] = False
+        rows[1, 0, 0, 3:] = False
+        c.add("grad_edge_cases", rng, B=2, L_q=5, D=8, H=2, dtype="float64", self_attn=True, grad=ALL, mask=rows,
+              judge=edge, note="some query rows fully masked")
+        empty = padding_mask(rng, 3, 5)
+        empty[1] = False
+        c.add("grad_edge_cases", rng, B=3, L_q=4, L_k=5, D=8, H=2, grad=ALL, mask=empty, judge=edge,
+              note="batch 1: every key masked")
+        for dtype in ("float16", "bfloat16"):
+            c.add("grad_edge_cases", rng, B=2, L_q=5, D=16, H=4, dtype=dtype, self_attn=True, grad=ALL, judge=edge)
+        c.add("grad_edge_cases", rng, B=2, L_q=6, D=16, H=4, dtype="bfloat16", self_attn=True, grad=ALL,
+              mask=causal_mask(6, 6) & padding_mask(rng, 2, 6), judge=edge, note="causal and padding mask")
     unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),

@@ -293,13 +293,31 @@ def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext
     return judge
 
 
-def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
+def _nonfinite_where_finite(got: np.ndarray, golden: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
+    """(count, first index) of NaN/inf entries of ``got`` where ``golden`` is finite, or None."""
+    if got.dtype.kind not in "fc" or got.shape != golden.shape:
+        return None
+    bad = ~np.isfinite(got) & np.isfinite(golden)
+    if not bad.any():
+        return None
+    return int(bad.sum()), tuple(int(i) for i in np.argwhere(bad)[0])
+
+
+def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
+                    nonfinite: Callable[[JudgeContext, str, np.ndarray], str | None] | None = None,
+                    ) -> Callable[[JudgeContext], Outcome]:
     """Judge: the gradients the runner returned for ``labels`` (a step with ``backward``) equal
     golden's within the dtype-aware tolerance, compared like ``close`` compares outputs.
+
+    A gradient with NaN/inf entries where golden's is finite fails with its own message (how many
+    entries, where the first is) before any tolerance comparison; ``details["nonfinite"]`` counts
+    them.
 
     Args:
         labels: the labelled tensor arguments whose gradients are compared, in order.
         factor: multiple of the same-dtype reference's gradient error allowed.
+        nonfinite: optional ``(ctx, label, got) -> sentence | None`` naming the likely cause of
+            non-finite entries in that gradient (e.g. a fully masked query row); None names nothing.
     """
 
     def judge(ctx: JudgeContext) -> Outcome:
@@ -327,6 +345,16 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR) ->
                 return Outcome(Verdict.FAILED, shape_message(name, got.shape, golden.shape) + ".",
                                {"gradient": label, "got_shape": list(got.shape),
                                 "expected_shape": list(golden.shape)})
+            bad = _nonfinite_where_finite(got, golden)
+            if bad is not None:
+                count, first = bad
+                message = (f"The {name} has {count} NaN/inf entries of {got.size} (first at index {first}); "
+                           "the reference's is finite everywhere.")
+                hint = nonfinite(ctx, label, got) if nonfinite else None
+                if hint:
+                    message = f"Likely mistake: {hint}\n{message}"
+                return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count,
+                                                         **({"diagnosis": hint} if hint else {})})
             tol = tolerance_for(dtype_name(exp_desc), ctx.expected.arrays[exp_desc["key"]], golden, factor)
             cmp = compare_arrays(name, got, golden, tol)
             per_label[label] = cmp.details
