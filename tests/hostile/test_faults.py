@@ -134,5 +134,8 @@ def test_batch_cli_exits_3_when_the_grader_failed_on_some(monkeypatch, tmp_path)
     result = CliRunner().invoke(main, ["batch", str(folder), "--exercise", "softmax", "--out", str(tmp_path / "out"),
                                        "-q", "--jobs", "1", "--sandbox", "docker", "--seed", "3"],
                                 env={"DOCKER_HOST": dead})
+    # the requested sandbox is checked once, before anything is graded: exit 3 with one line, and no
+    # scorecard is written (nothing was graded, so nothing is charged or replaced)
     assert result.exit_code == 3, result.output
-    assert read_scorecard(tmp_path / "out" / "softmax" / "alice.json").status == "infrastructure_error"
+    assert "docker sandbox is not ready" in result.stderr and "Traceback" not in result.output
+    assert not (tmp_path / "out" / "softmax" / "alice.json").exists()
