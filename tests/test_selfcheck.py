@@ -2,7 +2,7 @@
 import pytest
 
 from grader.grading.exercise import exercise_ids, get_exercise
-from grader.cohort.selfcheck import expected_failures, run_selfcheck, samples_dir
+from grader.cohort.selfcheck import diagnosis_stats, expected_failures, run_selfcheck, samples_dir
 
 
 TRACKS = [(i, t) for i in exercise_ids() for t in get_exercise(i).tracks]
@@ -21,3 +21,17 @@ def test_selfcheck(exercise_id, track):
 def test_every_bug_sample_names_a_check(exercise_id, track):
     for path in samples_dir(get_exercise(exercise_id, track=track)).glob("bug_*.py"):
         assert expected_failures(path), path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id, track", TRACKS)
+def test_selfcheck_scores_do_not_depend_on_the_seed(exercise_id, track):
+    """What CI runs: the warm path at 5 seeds for NumPy tracks and 3 for torch ones; every file as
+    intended at every seed with one score, no correct file diagnosed, every named diagnosis right."""
+    seeds = 5 if track == "numpy" else 3
+    rows = run_selfcheck([get_exercise(exercise_id, track=track)], seed=1, seeds=seeds)
+    bad = [(r.file, r.expectation, r.scores, r.note) for r in rows if not r.ok]
+    assert not bad
+    assert all(len(r.scores) == seeds for r in rows if r.kind != "missing")
+    stats = diagnosis_stats(rows)
+    assert stats.correct_diagnosed == 0 and stats.precision == 1.0

@@ -202,14 +202,20 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.add("bad_num_heads", rng, B=2, L=3, D=10, H_q=4, H_kv=2, kv_width=4, note="D % num_query_heads != 0",
           judge=raises("ValueError", when="D % num_query_heads != 0"))
 
+    # Hidden cases: the same kinds at every seed (query and KV heads with groups >= 2 and one MQA,
+    # dtype, mask kind, num_kv_heads != d_k != num_query_heads); the seed draws B, L, d_k and the values.
     hidden = np.random.default_rng(hidden_seed)
-    for i in range(6):
-        H_kv = int(hidden.choice([1, 2, 3]))
-        H_q = H_kv * int(hidden.choice([1, 2, 4]))
-        D = H_q * int(hidden.integers(1, 6))
-        B, L = (int(v) for v in hidden.integers(1, 8, size=2))
-        dtype = "float32" if i % 2 else "float64"
-        mask = None if i % 3 == 0 else padding_mask(hidden, B, L) if i % 3 == 1 else causal_mask(L, L)
+    kinds = [(4, 2, "float64", None), (6, 2, "float32", "padding"), (8, 2, "float64", "causal"),
+             (4, 1, "float32", None), (6, 3, "float64", "padding"), (8, 4, "float32", "causal")]
+    for i, (H_q, H_kv, dtype, mask_kind) in enumerate(kinds):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d not in (H_q, H_kv)]))
+        D, B, L = H_q * d_k, int(hidden.integers(2, 5)), int(hidden.integers(2, 8))
+        mask = None
+        if mask_kind == "padding":
+            mask = padding_mask(hidden, B, L)
+            mask[0, ..., -1] = False  # at least one padded key, whatever the seed
+        elif mask_kind == "causal":
+            mask = causal_mask(L, L)
         c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask)
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,

@@ -347,20 +347,24 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.bad_heads("bad_num_heads", rng, D=10, H=4)
     c.bad_heads("bad_num_heads", rng, D=8, H=3)
 
+    # Hidden cases: the same kinds at every seed (heads, dtype, mask kind and mask dtype, L_q != L_k,
+    # d_k != num_heads so that d_k^2 != D); the seed draws only B, the lengths, d_k and the values.
     hidden = np.random.default_rng(hidden_seed)
-    for i in range(6):
-        H = int(hidden.choice([1, 2, 3, 4, 6]))
-        D = H * int(hidden.integers(1, 7))
-        B, L_q, L_k = (int(v) for v in hidden.integers(1, 8, size=3))
-        dtype = "float32" if i % 2 else "float64"
+    kinds = [(2, "float64", None, "bool"), (4, "float32", "padding", "bool"), (3, "float64", "causal", "float32"),
+             (6, "float32", None, "float32"), (2, "float64", "padding", "float32"), (4, "float32", "causal", "bool")]
+    for i, (H, dtype, mask_kind, mask_dtype) in enumerate(kinds):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d != H]))
+        D, B = H * d_k, int(hidden.integers(2, 5))
+        L_q = int(hidden.integers(2, 7))
+        L_k = L_q + int(hidden.integers(1, 4))
         mask = None
-        if i % 3 == 1:
+        if mask_kind == "padding":
             mask = padding_mask(hidden, B, L_k)
-        elif i % 3 == 2:
-            mask = causal_mask(L_q, max(L_q, L_k))
-            L_k = max(L_q, L_k)
+            mask[0, ..., -1] = False  # at least one padded key, whatever the seed
+        elif mask_kind == "causal":
+            mask = causal_mask(L_q, L_k)
         c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
-              mask_dtype="bool" if i % 2 else "float32")
+              mask_dtype=mask_dtype)
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
                   grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))

@@ -419,6 +419,17 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
         else:
             details = check.details
         out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
+    # A complexity check cannot be replayed (mutants are not measured), but when the values name exactly
+    # one mistake and self-check proves that mistake fails this complexity check too, it is the likely
+    # cause, and a hint chosen from the measurement alone is replaced by it.
+    named = {c.details.get("mistake") for c in out if c.details.get("mistake")}
+    if len(named) == 1:
+        mistake = by_name[named.pop()]
+        out = [CheckResult(**{**c.__dict__, "message": f"Likely mistake: {mistake.diagnosis}\n"
+                              f"{diagnosis.strip_hint(c.message)}",
+                              "details": {**c.details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}})
+               if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
+               else c for c in out]
     return tuple(out)
 
 
