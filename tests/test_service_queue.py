@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -89,6 +90,14 @@ def test_complete_stores_one_scorecard_even_if_reported_twice(sessions):
         assert s.scalar(select(func.count()).select_from(StoredScorecard)) == 1
 
 
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its new parent to reap it does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 @pytest.mark.slow
 def test_kill9_with_queued_and_running_work_then_restart_grades_each_once(tmp_path):
     db = f"sqlite:///{tmp_path / 'k.db'}"
@@ -108,7 +117,13 @@ def test_kill9_with_queued_and_running_work_then_restart_grades_each_once(tmp_pa
                 break
             time.sleep(0.1)
         assert "running" in statuses and "queued" in statuses
+        graders = live.children()
+        assert graders
         live.kill9()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(pid) for pid in graders):
+            time.sleep(0.2)
+        assert not any(_alive(pid) for pid in graders)  # no grading process outlives the server
     finally:
         live.stop()
     live = LiveServer(db, tmp_path / "server.log", workers=1).start()

@@ -11,8 +11,12 @@ infrastructure error is retried (``queue.retry_or_fail``) and never stored as a 
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import multiprocessing
+import os
+import signal
+import sys
 import threading
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -53,6 +57,22 @@ def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> 
     return document
 
 
+def _on_sigterm(_signum, _frame) -> None:
+    raise KeyboardInterrupt  # the sandbox backend's own clean-up runs on the way out
+
+
+def _grading_process_init(server_pid: int) -> None:
+    """In each grading process: leave Ctrl-C to the server (which stops the pool itself), and die
+    with the server: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` (Linux) makes the kernel send SIGTERM when
+    the server is killed, even by ``kill -9``, so no grading process outlives it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != server_pid:  # the server died before prctl took effect
+        os._exit(0)
+
+
 class GradingProcesses:
     """A pool of ``n`` spawned processes, each grading one submission at a time.
 
@@ -60,7 +80,7 @@ class GradingProcesses:
     memory with ``tracemalloc``, which is process-wide: two gradings in threads of one process
     disturb each other's figures (a correct softmax then failed ``memory_scaling`` under load).
     A process that dies breaks the pool; it is rebuilt and the submission counts as an
-    infrastructure error (retried).
+    infrastructure error (retried). The processes die with the server (``_grading_process_init``).
     """
 
     def __init__(self, n: int):
@@ -71,7 +91,8 @@ class GradingProcesses:
     def _get(self):
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"))
+                self._pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"),
+                                                 initializer=_grading_process_init, initargs=(os.getpid(),))
             return self._pool
 
     def __call__(self, exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
