@@ -403,16 +403,16 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         s.forward(3)
         s.forward(3, grad=True, judge=grads)
 
+    # Hidden sequences: the same kinds at every seed (heads, dtype, a batch of several sequences, a
+    # prefill in chunks then single-token decoding); the seed draws d_k, B, the chunk lengths and values.
     hidden = np.random.default_rng(hidden_seed)
-    for k in range(2):
-        H = int(hidden.choice([1, 2, 4]))
-        D = H * int(hidden.integers(2, 7))
-        dtype = np.float32 if k == 0 else np.float64
-        s = _Sequence(b, f"hidden{k}", hidden, B=int(hidden.integers(1, 4)), D=D, H=H, dtype=dtype,
+    for k, (H, dtype) in enumerate(((2, np.float32), (4, np.float64))):
+        D = H * int(hidden.choice([d for d in (2, 3, 5, 6) if d != H]))
+        s = _Sequence(b, f"hidden{k}", hidden, B=int(hidden.integers(2, 4)), D=D, H=H, dtype=dtype,
                       check="hidden_sequences")
-        for L in hidden.integers(1, 6, size=int(hidden.integers(2, 5))):
+        for L in hidden.integers(2, 6, size=3):
             s.forward(int(L))
-        for _ in range(int(hidden.integers(1, 4))):
+        for _ in range(2):
             s.forward(1)
     return b.plan
 
