@@ -36,7 +36,7 @@ from grader.grading.exercise import Exercise, _import_file
 from grader.judge.judges import GraderBug, JudgeContext, Outcome
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.probes import series_judge
-from grader.run.runner import PlanExecutor
+from grader.run.runner import PlanExecutor, step_args
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.grading.scorecard import CheckResult, Scorecard
@@ -286,7 +286,7 @@ def build_plan(exercise: Exercise, seed: int, device: str = "cpu") -> Plan:
                 raise GraderBug(f"probe {probe.check!r} of {exercise.id!r} did not measure every size")
             measured[-1].judge = series_judge(probe)
             for step in measured:
-                for arg in [*step.wire.get("args", []), *step.wire.get("kwargs", {}).values()]:
+                for arg in step_args(step.wire):
                     if "tensor" in arg and device != "cpu":
                         arg["device"] = device
     plan.forbidden_modules = list(exercise.forbidden_modules)

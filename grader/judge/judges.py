@@ -63,6 +63,11 @@ class JudgeContext:
         """The host's copy of an argument of this step, by position or keyword (arrays as NumPy)."""
         wire = self.step.wire
         arg = wire["args"][which] if isinstance(which, int) else wire["kwargs"][which]
+        return self._value(arg)
+
+    def _value(self, arg: dict) -> Any:
+        if "dict" in arg:
+            return {k: self._value(v) for k, v in arg["dict"].items()}
         if "array" in arg:
             value = self.plan.arrays[arg["array"]]
             return np.transpose(np.ascontiguousarray(np.transpose(value, np.argsort(arg["transpose"]))),

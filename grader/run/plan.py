@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from grader.run.runner import PLAN_VERSION
+from grader.run.runner import PLAN_VERSION, step_args
 
 FLOAT_KINDS = "f"
 
@@ -127,7 +127,7 @@ def round_to_dtype(value: np.ndarray, dtype: str) -> np.ndarray:
 
 
 def _step_args(wire_step: dict) -> list[dict]:
-    return [*wire_step.get("args", []), *wire_step.get("kwargs", {}).values()]
+    return step_args(wire_step)
 
 
 class PlanBuilder:
@@ -227,6 +227,12 @@ class PlanBuilder:
     def value(value: Any) -> dict:
         """A JSON literal argument (int, float, str, bool, None, lists of those)."""
         return {"value": value}
+
+    @staticmethod
+    def mapping(members: dict[str, dict]) -> dict:
+        """An argument handing the step a ``dict`` of other arguments (e.g. a parameter dict of
+        tensors, each registered with ``tensor(..., label=key)``)."""
+        return {"dict": dict(members)}
 
     @staticmethod
     def obj(name: str) -> dict:

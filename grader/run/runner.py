@@ -27,8 +27,10 @@ An ARG is ``{"array": NAME}`` (a fresh copy of an input array; ``"transpose": [a
 non-contiguous view instead), ``{"tensor": NAME, "dtype": "float16", "requires_grad": bool,
 "device": "cpu"|"cuda", "transpose"?: [axes]}`` (a transposed tensor is a non-contiguous view of equal
 values, as for arrays; never combined with ``requires_grad``),
-``{"value": JSON}`` or ``{"object": NAME}``. Every ARG may carry a ``"label"`` used to report
-in-place modification and gradients (default: the position, or the keyword).
+``{"value": JSON}``, ``{"object": NAME}`` or ``{"dict": {KEY: ARG}}`` (a ``dict`` of materialized
+ARGs, e.g. a parameter dict of tensors; its members' labels are reported like top-level ones).
+Every ARG may carry a ``"label"`` used to report in-place modification and gradients (default: the
+position, or the keyword).
 
 ``measure`` is ``{"quantities": ["flops", "peak_bytes", "seconds"], "repeat": n}``: the call runs
 under ``instruments.Measurement`` (NumPy float inputs handed over as counting arrays) and the report
@@ -205,6 +207,8 @@ class PlanExecutor:
             return arg["value"]
         if "object" in arg:
             return self.objects[arg["object"]]
+        if "dict" in arg:
+            return {str(k): self._materialize(v) for k, v in arg["dict"].items()}
         raise ValueError(f"unknown argument form: {sorted(arg)}")
 
     @staticmethod
@@ -306,10 +310,13 @@ class PlanExecutor:
                 labels.append(arg.get("label", str(i)))
                 values.append((arg, self._materialize(arg)))
             kw = {k: (a, self._materialize(a)) for k, a in step.get("kwargs", {}).items()}
-            snapshots = {lab: self._snapshot(v) for lab, (_, v) in zip(labels, values)}
-            snapshots.update({a.get("label", k): self._snapshot(v) for k, (a, v) in kw.items()})
-            live = dict(zip(labels, (v for _, v in values)))
-            live.update({a.get("label", k): v for k, (a, v) in kw.items()})
+            live = {}
+            for lab, (a, v) in [*zip(labels, values), *((a.get("label", k), (a, v)) for k, (a, v) in kw.items())]:
+                if "dict" in a:  # each member of a dict argument is watched and differentiated on its own
+                    live.update({sub.get("label", f"{lab}.{key}"): v[key] for key, sub in a["dict"].items()})
+                else:
+                    live[lab] = v
+            snapshots = {lab: self._snapshot(v) for lab, v in live.items()}
             if measure and {"flops", "kv_flops"} & set(measure.get("quantities", [])):
                 values = [(a, inst.instrument_numpy(v)) for a, v in values]
                 kw = {k: (a, inst.instrument_numpy(v)) for k, (a, v) in kw.items()}
@@ -418,15 +425,23 @@ def _instruments():
     return _INSTRUMENTS[0]
 
 
+def step_args(step: dict) -> list[dict]:
+    """Every ARG of a wire step, positional and keyword, with ``dict`` arguments replaced by their
+    members (the same dict objects, so callers may edit them in place)."""
+    flat = []
+    for arg in [*step.get("args", []), *step.get("kwargs", {}).values()]:
+        flat.extend(arg["dict"].values() if isinstance(arg.get("dict"), dict) else [arg])
+    return flat
+
+
 def _step_device(step: dict) -> str:
     """``cuda`` when any tensor argument of the step is placed on a GPU, else ``cpu``."""
-    devices = {a.get("device", "cpu") for a in [*step.get("args", []), *step.get("kwargs", {}).values()]
-               if "tensor" in a}
+    devices = {a.get("device", "cpu") for a in step_args(step) if "tensor" in a}
     return "cuda" if any(d.startswith("cuda") for d in devices) else "cpu"
 
 
 def _is_torch_step(step: dict) -> bool:
-    return any("tensor" in a for a in [*step.get("args", []), *step.get("kwargs", {}).values()])
+    return any("tensor" in a for a in step_args(step))
 
 
 # -- sandbox side ----------------------------------------------------------------------------------
@@ -592,7 +607,7 @@ def main(argv: list[str] | None = None) -> int:
         plan = json.load(fh)
     with np.load(os.path.join(input_dir, "arrays.npz"), allow_pickle=False) as npz:
         arrays = {k: npz[k] for k in npz.files}
-    if any("tensor" in a for s in plan["steps"] for a in [*s.get("args", []), *s.get("kwargs", {}).values()]):
+    if any("tensor" in a for s in plan["steps"] for a in step_args(s)):
         torch = _torch()
         torch.set_num_threads(1)
     if any("measure" in s for s in plan["steps"]):
