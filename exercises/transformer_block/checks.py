@@ -252,7 +252,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         c.add("grad_params", rng, B=2, L=5, D=8, H=2, dtype=dtype, grad=PARAMS, judge=gradients_close(PARAMS))
     c.add("grad_params", rng, B=2, L=6, D=12, H=3, d_ff=18, dtype="float64", grad=PARAMS,
           mask=padding_mask(rng, 2, 6), judge=gradients_close(PARAMS))
-    unchanged = inputs_unchanged(close(diagnose=diagnose))
+    unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=8, H=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=4, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 4),
           judge=unchanged)

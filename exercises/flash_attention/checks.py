@@ -1,0 +1,245 @@
+"""Host-side checks for `flash_attention`: the plan of public and hidden cases, the probes' steps, and
+how each case is judged.
+
+Every case calls ``tiled_attention(q, k, v, block_size, causal)`` with positional arguments (one case
+omits ``block_size`` and ``causal`` to use the defaults) and compares with the float64 golden answer
+under the dtype-aware tolerance. Cases use several key blocks per row (block sizes 1-8 on lengths up
+to 40) so that the running max changes between blocks: that is where the online softmax's rescaling
+mistakes show. Diagnoses replay them in float64 NumPy (``tiled64``) with the case's block size and
+name one only when exactly one reproduces the candidate's output and the right answer does not.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grader.judge.compare import close_enough
+from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.tolerance import Tolerance
+from grader.run.plan import Plan, PlanBuilder
+
+INPUTS = ("q", "k", "v")
+
+# -- a float64 model of tiled attention and of its usual mistakes (host only) -------------------------
+
+
+def tiled64(q, k, v, block_size: int, causal: bool, mistake: str | None = None) -> np.ndarray:
+    """Tiled online-softmax attention in float64 NumPy, optionally with one known mistake.
+
+    Queries and keys are tiled in blocks of ``block_size`` (as in FlashAttention's Algorithm 1).
+
+    Args:
+        q: (B, H, L_q, d); k, v: (B, H, L_k, d).
+        mistake: None (right), ``sum_not_rescaled`` (``l = l + rowsum(p)``: the running max is not
+            used to rescale the running sum), ``output_not_rescaled`` (``acc = acc + p v``),
+            ``causal_block_short`` (causal: the key blocks visited for a query block stop one block
+            early, so the block holding the diagonal is skipped) or ``early_division``
+            (``acc = (alpha acc + p v) / l`` in every block: divided by the sum before all blocks
+            are seen, and the earlier division never undone).
+
+    Returns:
+        (B, H, L_q, d) float64; rows that see no key are 0.
+    """
+    q, k, v = (np.asarray(a, dtype=np.float64) for a in (q, k, v))
+    B, H, L_q, d = q.shape
+    L_k = k.shape[2]
+    offset = L_k - L_q
+    out = np.zeros((B, H, L_q, v.shape[-1]))
+    for qs in range(0, L_q, block_size):
+        qb = q[:, :, qs:qs + block_size] / math.sqrt(d)
+        n = qb.shape[2]
+        m = np.full((B, H, n, 1), -np.inf)
+        l = np.zeros((B, H, n, 1))
+        acc = np.zeros((B, H, n, v.shape[-1]))
+        k_end = max(min(L_k, qs + n + offset), 0) if causal else L_k
+        n_blocks = -(-k_end // block_size)
+        if causal and mistake == "causal_block_short":
+            n_blocks = max(n_blocks - 1, 0)
+        for kb in range(n_blocks):
+            ks = kb * block_size
+            s = qb @ np.swapaxes(k[:, :, ks:ks + block_size], -1, -2)
+            if causal:
+                i = np.arange(qs, qs + n)[:, None]
+                j = np.arange(ks, ks + s.shape[-1])[None, :]
+                s = np.where(j > i + offset, -np.inf, s)
+            m_new = np.maximum(m, s.max(axis=-1, keepdims=True))
+            m_safe = np.where(np.isfinite(m_new), m_new, 0.0)
+            p = np.exp(s - m_safe)
+            alpha = np.exp(m - m_safe)
+            l = (l if mistake == "sum_not_rescaled" else alpha * l) + p.sum(axis=-1, keepdims=True)
+            pv = p @ v[:, :, ks:ks + block_size]
+            acc = (acc if mistake == "output_not_rescaled" else alpha * acc) + pv
+            if mistake == "early_division":
+                acc = np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
+            m = m_new
+        if mistake == "early_division":
+            out[:, :, qs:qs + n] = acc
+        else:
+            out[:, :, qs:qs + n] = np.divide(acc, l, out=np.zeros_like(acc), where=l > 0)
+    return out
+
+
+MISTAKES = (
+    ("sum_not_rescaled", "the running max was not used to rescale the running sum: when a later block "
+                         "raises the max m, the sum l must become l * exp(m_old - m_new) + rowsum(p), "
+                         "as the output is."),
+    ("output_not_rescaled", "the previous output was not rescaled: when a later block raises the max m, "
+                            "the accumulated output must become acc * exp(m_old - m_new) + p @ v."),
+    ("causal_block_short", "the causal loop over key blocks stops one block early: the block holding a "
+                           "query block's last visible key (the diagonal block) is skipped."),
+    ("early_division", "the output was divided by the running sum before all key blocks were seen "
+                       "(acc / l inside the loop); divide once, after the last block (or rescale the "
+                       "already-divided output by l_old / l_new)."),
+)
+
+
+def _call(ctx: JudgeContext) -> dict:
+    args = ctx.step.wire["args"]
+    return {"q": ctx.arg(0), "k": ctx.arg(1), "v": ctx.arg(2),
+            "block_size": ctx.arg(3) if len(args) > 3 else 64, "causal": ctx.arg(4) if len(args) > 4 else False}
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not),
+    or None when none or several do."""
+    golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
+    if np.isnan(got).any():
+        return ("the output contains NaN: a query row that sees no key (every key masked, or causal with "
+                "L_q > L_k) must give 0; guard exp(-inf - (-inf)) and the division by a zero sum.")
+    if got.shape != golden.shape or not np.isfinite(got).all():
+        return None
+    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
+    call = _call(ctx)
+    found = []
+    for mistake, sentence in MISTAKES:
+        if mistake == "causal_block_short" and not call["causal"]:
+            continue
+        alt = tiled64(**call, mistake=mistake)
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+            found.append(sentence)
+    return found[0] if len(found) == 1 else None
+
+
+# -- cases -------------------------------------------------------------------------------------------
+
+class _Cases:
+    """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
+
+    def __init__(self, b: PlanBuilder):
+        self.b = b
+        self.n = 0
+
+    def add(self, check: str, rng: np.random.Generator, *, B: int, H: int, L_q: int, L_k: int | None = None,
+            d: int = 8, block_size: int | None = 4, causal: bool = False, dtype: str = "float32",
+            grad: tuple[str, ...] = (), judge=None, scale: float = 1.0, note: str = "", defaults: bool = False,
+            drift: float = 0.0) -> None:
+        self.n += 1
+        n, b = self.n, self.b
+        L_k = L_q if L_k is None else L_k
+        q = rng.standard_normal((B, H, L_q, d)) * scale
+        k = rng.standard_normal((B, H, L_k, d)) * scale
+        if drift:  # later keys align more with the queries: the running max keeps rising
+            k = k + drift * np.linspace(0.0, 1.0, L_k)[None, None, :, None] * np.sign(q.mean(axis=2, keepdims=True))
+        v = rng.standard_normal((B, H, L_k, d))
+        store = np.float64 if dtype == "float64" else np.float32
+        args = [b.tensor(f"{label}{n}", a.astype(store), dtype=dtype, requires_grad=label in grad, label=label)
+                for label, a in zip(INPUTS, (q, k, v))]
+        if not defaults:
+            args += [b.value(block_size), b.value(causal)]
+        backward = None
+        if grad:
+            b.array(f"grad_out{n}", rng.standard_normal((B, H, L_q, d)).astype(store))
+            backward = {"grad_output": f"grad_out{n}", "wrt": list(grad)}
+        call = ("default block_size and causal" if defaults else f"block_size={block_size}, causal={causal}")
+        describe = (f"q ({B}, {H}, {L_q}, {d}), k/v ({B}, {H}, {L_k}, {d}), {call}, {dtype}"
+                    + (f", gradients of {', '.join(grad)}" if grad else "") + (f", {note}" if note else ""))
+        b.call(check, "tiled_attention", args, judge=judge or close(diagnose=diagnose), describe=describe,
+               backward=backward)
+
+    def bad_block(self, check: str, rng: np.random.Generator, block_size: int) -> None:
+        self.n += 1
+        n, b = self.n, self.b
+        args = [b.tensor(f"{label}{n}", rng.standard_normal((1, 2, 5, 4)).astype(np.float32), label=label)
+                for label in INPUTS] + [b.value(block_size), b.value(False)]
+        b.call(check, "tiled_attention", args, judge=raises("ValueError", when=f"block_size={block_size} < 1"),
+               describe=f"q/k/v (1, 2, 5, 4), block_size={block_size}")
+
+
+def build_plan(public_seed: int, hidden_seed: int) -> Plan:
+    """Build the flash_attention plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+    b = PlanBuilder()
+    c = _Cases(b)
+    rng = np.random.default_rng(public_seed)
+
+    c.add("values", rng, B=2, H=2, L_q=16, block_size=4, drift=3.0, note="4 key blocks; later keys score higher")
+    c.add("values", rng, B=1, H=3, L_q=24, d=16, block_size=8, scale=2.0)
+    c.add("ragged_blocks", rng, B=2, H=2, L_q=13, block_size=4, drift=3.0, note="last block of 1 row")
+    c.add("ragged_blocks", rng, B=1, H=2, L_q=10, L_k=11, block_size=3, scale=2.0)
+    c.add("block_sizes", rng, B=1, H=2, L_q=7, block_size=1, note="block_size 1")
+    c.add("block_sizes", rng, B=2, H=1, L_q=9, block_size=9, note="one block")
+    c.add("block_sizes", rng, B=1, H=2, L_q=5, L_k=6, block_size=50, note="block_size > length")
+    c.add("block_sizes", rng, B=1, H=2, L_q=70, L_k=150, defaults=True, note="called as tiled_attention(q, k, v)")
+    c.add("cross_lengths", rng, B=2, H=2, L_q=5, L_k=17, block_size=4, drift=3.0)
+    c.add("cross_lengths", rng, B=1, H=2, L_q=19, L_k=6, block_size=4)
+    c.add("causal", rng, B=2, H=2, L_q=16, block_size=4, causal=True, drift=3.0)
+    c.add("causal", rng, B=1, H=3, L_q=23, block_size=5, causal=True, scale=2.0, note="ragged")
+    c.add("causal", rng, B=1, H=2, L_q=12, block_size=1, causal=True)
+    c.add("causal_bottom_right", rng, B=2, H=2, L_q=5, L_k=17, block_size=4, causal=True, drift=3.0,
+          note="L_q < L_k: query i sees keys j <= i + 12")
+    c.add("causal_bottom_right", rng, B=1, H=2, L_q=1, L_k=21, block_size=4, causal=True, note="one decoding query")
+    c.add("causal_bottom_right", rng, B=2, H=2, L_q=14, L_k=6, block_size=4, causal=True,
+          note="L_q > L_k: the first 8 rows see no key and give 0")
+    c.add("float64", rng, B=2, H=2, L_q=15, block_size=4, dtype="float64", drift=3.0)
+    c.add("float64", rng, B=1, H=2, L_q=11, L_k=18, block_size=5, causal=True, dtype="float64")
+    c.add("large_scores", rng, B=1, H=2, L_q=12, block_size=4, scale=12.0, causal=True,
+          note="scores in the hundreds (exp would overflow without the running max)")
+    c.add("large_scores", rng, B=1, H=2, L_q=10, block_size=3, scale=12.0, dtype="float64")
+    for dtype in ("float16", "bfloat16"):
+        c.add("half_precision", rng, B=1, H=2, L_q=16, block_size=4, dtype=dtype)
+        c.add("half_precision", rng, B=1, H=2, L_q=9, L_k=14, block_size=4, causal=True, dtype=dtype)
+    for dtype in ("float32", "float64", "float16", "bfloat16"):
+        c.add("dtype_preserved", rng, B=1, H=2, L_q=6, block_size=4, dtype=dtype, judge=dtype_preserved())
+    for dtype, causal in (("float64", False), ("float32", True), ("float64", True)):
+        c.add("gradients", rng, B=1, H=2, L_q=9, L_k=11, block_size=4, causal=causal, dtype=dtype, grad=INPUTS,
+              judge=gradients_close(INPUTS))
+    unchanged = inputs_unchanged()
+    c.add("inputs_unchanged", rng, B=1, H=2, L_q=9, block_size=4, causal=True, judge=unchanged)
+    c.add("inputs_unchanged", rng, B=2, H=1, L_q=6, L_k=10, block_size=3, dtype="float64", judge=unchanged)
+    c.bad_block("bad_block_size", rng, 0)
+    c.bad_block("bad_block_size", rng, -3)
+
+    hidden = np.random.default_rng(hidden_seed)
+    for i in range(6):
+        B, H = (int(x) for x in hidden.integers(1, 3, size=2))
+        L_q, L_k = (int(x) for x in hidden.integers(1, 30, size=2))
+        causal = bool(i % 2)
+        if causal and i % 3 == 1:
+            L_k = max(L_q, L_k)
+        c.add("hidden_values", hidden, B=B, H=H, L_q=L_q, L_k=L_k, d=int(hidden.choice([4, 8, 16])),
+              block_size=int(hidden.integers(1, 9)), causal=causal, dtype="float32" if i % 2 else "float64",
+              drift=3.0 * (i % 3 == 0))
+    for i in range(2):
+        L_q, L_k = (int(x) for x in hidden.integers(2, 20, size=2))
+        c.add("hidden_gradients", hidden, B=1, H=2, L_q=L_q, L_k=L_k, block_size=int(hidden.integers(2, 6)),
+              causal=bool(i), dtype="float64", grad=INPUTS, judge=gradients_close(INPUTS))
+    return b.plan
+
+
+#: Probe shapes: batch 1, 2 heads, head width 16, block size 64.
+PROBE_B, PROBE_H, PROBE_D, PROBE_BLOCK = 1, 2, 16, 64
+
+
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+    """Steps of a probe at ``L_q = L_k = size``: one call with ``causal=False`` and one with ``causal=True``
+    (float32, block_size 64); the probe sums what both measured."""
+    for causal in (False, True):
+        tag = f"{probe.check}{size}{'c' if causal else ''}"
+        args = [b.tensor(f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, PROBE_D)).astype(np.float32),
+                         label=label) for label in INPUTS]
+        args += [b.value(PROBE_BLOCK), b.value(causal)]
+        b.call(probe.check, "tiled_attention", args, measure=probe.measure(),
+               meta={"probe": probe.check, "size": size},
+               describe=f"q/k/v ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), block_size={PROBE_BLOCK}, "
+                        f"causal={causal}, float32")

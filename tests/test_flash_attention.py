@@ -1,0 +1,148 @@
+"""The flash_attention exercise: the reference against torch's SDPA and a float64 softmax, the host's
+float64 model of the mistakes, the probes, and every sample judged for the reason it names."""
+
+import importlib.util
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+
+from attention_helpers import ROOT, failed, judge_in_process, messages
+from grader.grading.exercise import get_exercise
+from grader.run.instruments import Measurement
+
+SAMPLES = ROOT / "submissions" / "samples" / "flash_attention"
+
+
+def _load(path, name):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ref = _load(ROOT / "reference" / "flash_attention.py", "test_reference_flash")
+checks = get_exercise("flash_attention").checks_module
+
+
+def _qkv(B, H, L_q, L_k, d, seed, dtype=torch.float64):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn(B, H, L_q, d, generator=g, dtype=dtype), torch.randn(B, H, L_k, d, generator=g, dtype=dtype),
+            torch.randn(B, H, L_k, d, generator=g, dtype=dtype))
+
+
+def _bottom_right(L_q, L_k):
+    return torch.arange(L_k)[None, :] <= torch.arange(L_q)[:, None] + (L_k - L_q)
+
+
+def _softmax64(q, k, v, causal):
+    """Plain float64 attention by hand, rows that see no key set to 0."""
+    q, k, v = (np.asarray(t, dtype=np.float64) for t in (q, k, v))
+    s = q @ np.swapaxes(k, -1, -2) / math.sqrt(q.shape[-1])
+    if causal:
+        s = np.where(_bottom_right(q.shape[2], k.shape[2]).numpy(), s, -np.inf)
+    out = np.zeros(q.shape[:-1] + (v.shape[-1],))
+    for idx in np.ndindex(*s.shape[:-1]):
+        row = s[idx]
+        if np.isfinite(row).any():
+            w = np.exp(row - row[np.isfinite(row)].max())
+            out[idx] = (w / w.sum()) @ v[idx[:2]]
+    return out
+
+
+@pytest.mark.parametrize("L,block", [(16, 4), (13, 4), (9, 1), (7, 64), (130, 64)])
+def test_reference_matches_sdpa_is_causal_and_not(L, block):
+    q, k, v = _qkv(2, 3, L, L, 8, seed=L)
+    for causal in (False, True):
+        torch.testing.assert_close(ref.tiled_attention(q, k, v, block, causal),
+                                   F.scaled_dot_product_attention(q, k, v, is_causal=causal), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("L_q,L_k,block", [(5, 17, 4), (1, 21, 4), (19, 6, 4), (14, 6, 3)])
+def test_reference_matches_sdpa_with_bottom_right_mask(L_q, L_k, block):
+    q, k, v = _qkv(2, 2, L_q, L_k, 8, seed=L_q * L_k)
+    want = torch.nan_to_num(F.scaled_dot_product_attention(q, k, v, attn_mask=_bottom_right(L_q, L_k)))
+    got = ref.tiled_attention(q, k, v, block, True)
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(got.numpy(), _softmax64(q, k, v, True), rtol=1e-12, atol=1e-12)
+    if L_q > L_k:  # the first rows see nothing: exactly 0
+        assert torch.equal(got[:, :, :L_q - L_k], torch.zeros_like(got[:, :, :L_q - L_k]))
+
+
+def test_reference_is_stable_at_large_scores_and_keeps_dtype():
+    q, k, v = _qkv(1, 2, 12, 12, 8, seed=1)
+    q, k = q * 30, k * 30
+    np.testing.assert_allclose(ref.tiled_attention(q, k, v, 4, True).numpy(), _softmax64(q, k, v, True),
+                               rtol=1e-10, atol=1e-10)
+    for dtype in (torch.float32, torch.float16, torch.bfloat16):
+        assert ref.tiled_attention(q.to(dtype), k.to(dtype), v.to(dtype), 4).dtype == dtype
+
+
+def test_reference_gradients_match_sdpa():
+    q, k, v = (t.requires_grad_(True) for t in _qkv(1, 2, 9, 11, 8, seed=4))
+    g = torch.randn(1, 2, 9, 8, dtype=torch.float64)
+    mask = _bottom_right(9, 11)
+    ours = torch.autograd.grad(ref.tiled_attention(q, k, v, 4, True), (q, k, v), g)
+    theirs = torch.autograd.grad(F.scaled_dot_product_attention(q, k, v, attn_mask=mask), (q, k, v), g)
+    for a, b in zip(ours, theirs):
+        torch.testing.assert_close(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("block_size", [0, -3, 2.0, True])
+def test_reference_rejects_bad_block_size(block_size):
+    q, k, v = _qkv(1, 1, 3, 3, 4, seed=0)
+    with pytest.raises(ValueError, match="block_size"):
+        ref.tiled_attention(q, k, v, block_size)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_host_model_is_right_and_each_mistake_changes_it(causal):
+    q, k, v = _qkv(1, 2, 16, 16, 8, seed=9)
+    k = k + 3 * torch.linspace(0, 1, 16)[:, None] * torch.sign(q.mean(dim=2, keepdim=True))  # rising max
+    want = _softmax64(q, k, v, causal)
+    np.testing.assert_allclose(checks.tiled64(q, k, v, 4, causal), want, rtol=1e-12, atol=1e-12)
+    for mistake, _sentence in checks.MISTAKES:
+        if mistake == "causal_block_short" and not causal:
+            continue
+        assert np.abs(checks.tiled64(q, k, v, 4, causal, mistake) - want).max() > 1e-2, mistake
+
+
+def test_memory_probe_separates_a_full_score_matrix_from_tiles():
+    """Peak live-tensor bytes at the probe's sizes: the reference grows like L, q @ k^T like L^2."""
+    full = _load(SAMPLES / "bug_full_score_matrix.py", "test_full_matrix")
+    sizes = get_exercise("flash_attention").probes[0].sizes
+    ratios = []
+    for L in sizes:
+        q = torch.randn(1, 2, L, 16)
+        peaks = []
+        for module in (ref, full):
+            with Measurement(["peak_bytes"], uses_torch=True) as m:
+                module.tiled_attention(q, q, q, 64, True)
+            peaks.append(m.report["peak_bytes"])
+        assert peaks[0] < 64 * L * 2 * 4 * 8  # a few (L, block) float32 temporaries per head
+        ratios.append(peaks[1] / peaks[0])
+    slope = np.polyfit(np.log(sizes), np.log(ratios), 1)[0]
+    assert slope > 0.7 and ratios[-1] > 4.0, (ratios, slope)
+
+
+@pytest.mark.parametrize("sample,check,phrase", [
+    ("bug_sum_not_rescaled.py", "values", "running max was not used to rescale the running sum"),
+    ("bug_output_not_rescaled.py", "values", "previous output was not rescaled"),
+    ("bug_causal_block_short.py", "causal", "stops one block early"),
+    ("bug_early_division.py", "values", "divided by the running sum before all key blocks"),
+    ("bug_no_value_error.py", "bad_block_size", "Expected ValueError"),
+    ("bug_top_left_causal.py", "causal_bottom_right", "Mismatched"),
+    ("bug_full_score_matrix.py", "memory_scaling", "score matrix"),
+])
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
+    outcomes = judge_in_process("flash_attention", SAMPLES / sample)
+    assert check in failed(outcomes)
+    assert phrase in messages(outcomes, check)
+
+
+@pytest.mark.slow
+def test_correct_styles_pass_every_check_in_process():
+    for path in sorted(SAMPLES.glob("correct_*.py")):
+        assert failed(judge_in_process("flash_attention", path)) == set(), path.name
