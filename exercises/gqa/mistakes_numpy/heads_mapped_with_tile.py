@@ -1,0 +1,5 @@
+"""KV heads were mapped to query heads with np.tile (head h -> KV head h % num_kv_heads) instead of np.repeat along the head axis (head h -> KV head h // group).
+
+Must fail: head_mapping
+"""
+PATCH = [("k = np.repeat(k, group, axis=1)", "k = np.tile(k, (1, group, 1, 1))"), ("v = np.repeat(v, group, axis=1)", "v = np.tile(v, (1, group, 1, 1))")]
