@@ -192,3 +192,29 @@ def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phra
 def test_correct_styles_pass_every_check_in_process():
     for path in sorted(SAMPLES.glob("correct_*.py")):
         assert failed(judge_in_process("transformer_block", path)) == set(), path.name
+
+
+def test_numpy_track_reference_matches_the_torch_modules():
+    spec = importlib.util.spec_from_file_location("test_reference_tb_np", ROOT / "reference" / "transformer_block_numpy.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    B, L, D, H = 2, 6, 12, 3
+    x = torch.randn(B, L, D, dtype=torch.float64, generator=torch.Generator().manual_seed(8))
+    p = _params(D, 20, seed=2)
+    keep = torch.ones(B, 1, 1, L, dtype=torch.bool)
+    keep[1, ..., 3:] = False
+    with torch.no_grad():
+        want = _oracle(x, p, H, keep).numpy()
+    got = module.transformer_block(x.numpy(), {k: v.numpy() for k, v in p.items()}, H, keep.numpy())
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    got32 = module.transformer_block(x.numpy().astype(np.float32), {k: v.numpy().astype(np.float32) for k, v in p.items()}, H)
+    assert got32.dtype == np.float32
+    with pytest.raises(ValueError, match="divisible"):
+        module.transformer_block(x.numpy()[..., :10], p, 3)
+
+
+def test_numpy_track_plan_has_no_tensors_and_no_gradients():
+    plan = build_plan(get_exercise("transformer_block", track="numpy"), seed=3)
+    assert not plan.uses_torch()
+    assert not any(s.wire.get("backward") for s in plan.steps)
+    assert {s.check for s in plan.steps} >= {"values", "layer_norm_scale", "fully_masked_rows", "bad_num_heads"}

@@ -1,7 +1,8 @@
 """Host-side checks for `transformer_block`: the plan of public and hidden cases, and how each is judged.
 
 Every case calls ``transformer_block(x, params, num_heads[, mask])`` with every argument positional;
-``params`` is a dict of tensors. Outputs are compared with the float64 golden answer under the
+``params`` is a dict of tensors (torch track) or of arrays (numpy track: the same cases less half
+precision and gradients; each track requires its own result kind). Outputs are compared with the float64 golden answer under the
 dtype-aware tolerance; gradient cases run ``out.backward(g)`` and compare the gradients of ``x`` and
 of every parameter. Diagnoses replay the usual mistakes (``block64``'s switches) in float64 NumPy and
 name one only when exactly one of them reproduces the candidate's output and the right answer does not.
@@ -14,7 +15,9 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 output_descriptor, raises)
+from grader.judge.verdicts import Verdict
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -130,6 +133,23 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 
 # -- cases -------------------------------------------------------------------------------------------
 
+def of_track(judge, track: str):
+    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
+    a NumPy array in ``numpy``)."""
+
+    def judged(ctx: JudgeContext) -> Outcome:
+        out = judge(ctx)
+        if out.verdict != Verdict.PASSED or ctx.got is None:
+            return out
+        desc = output_descriptor(ctx.got) or {}
+        if desc.get("kind") == "array" and bool(desc.get("torch_dtype")) != (track == "torch"):
+            want = "a torch.Tensor" if track == "torch" else "a NumPy array"
+            return Outcome(Verdict.FAILED, f"Returned the wrong kind of array; the {track} track returns {want}.")
+        return out
+
+    return judged
+
+
 def padding_mask(rng: np.random.Generator, B: int, L: int) -> np.ndarray:
     """(B, 1, 1, L) bool: the last ``n_pad < L`` keys of each sequence are padding."""
     keep = np.ones((B, 1, 1, L), dtype=bool)
@@ -160,9 +180,15 @@ def random_params(rng: np.random.Generator, D: int, d_ff: int) -> dict[str, np.n
 class _Cases:
     """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
 
-    def __init__(self, b: PlanBuilder):
+    def __init__(self, b: PlanBuilder, track: str = "torch"):
         self.b = b
         self.n = 0
+        self.track = track
+
+    def _in(self, name: str, value: np.ndarray, dtype: str, label: str, requires_grad: bool = False) -> dict:
+        if self.track == "numpy":
+            return self.b.input(name, value, track="numpy", label=label)
+        return self.b.tensor(name, value, dtype=dtype, requires_grad=requires_grad, label=label)
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, L: int, D: int, H: int, d_ff: int | None = None,
             dtype: str = "float32", mask: np.ndarray | None = None, mask_dtype: str = "bool",
@@ -174,14 +200,14 @@ class _Cases:
         x = rng.standard_normal((B, L, D)) * x_scale + x_shift
         params = random_params(rng, D, d_ff)
         store = np.float64 if dtype == "float64" else np.float32
-        args = [b.tensor(f"x{n}", x.astype(store), dtype=dtype, requires_grad="x" in grad, label="x")]
-        args.append(b.mapping({k: b.tensor(f"{k}{n}", v.astype(store), dtype=dtype, requires_grad=k in grad, label=k)
+        args = [self._in(f"x{n}", x.astype(store), dtype, "x", "x" in grad)]
+        args.append(b.mapping({k: self._in(f"{k}{n}", v.astype(store), dtype, k, k in grad)
                                for k, v in params.items()}))
         args.append(b.value(H))
         mask_note = ""
         if mask is not None:
             kinds = {"bool": bool, "float32": np.float32, "float64": np.float64, "int64": np.int64}
-            args.append(b.tensor(f"mask{n}", mask.astype(kinds[mask_dtype]), dtype=mask_dtype, label="mask"))
+            args.append(self._in(f"mask{n}", mask.astype(kinds[mask_dtype]), mask_dtype, "mask"))
             mask_note = f", mask {tuple(mask.shape)} {mask_dtype}"
         backward = None
         if grad:
@@ -190,15 +216,15 @@ class _Cases:
         describe = (f"x ({B}, {L}, {D}), num_heads={H}, d_ff={d_ff}, {dtype}{mask_note}"
                     + (f", gradients of {', '.join(grad) if len(grad) < 4 else 'x and every parameter'}" if grad else "")
                     + (f", {note}" if note else ""))
-        b.call(check, "transformer_block", args, judge=judge or close(diagnose=diagnose), describe=describe,
-               backward=backward)
+        b.call(check, "transformer_block", args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+               describe=describe, backward=backward)
 
     def bad_heads(self, check: str, rng: np.random.Generator, *, D: int, H: int) -> None:
         self.n += 1
         n, b = self.n, self.b
         params = random_params(rng, D, 2 * D)
-        args = [b.tensor(f"x{n}", rng.standard_normal((2, 3, D)).astype(np.float32), label="x"),
-                b.mapping({k: b.tensor(f"{k}{n}", v.astype(np.float32), label=k) for k, v in params.items()}),
+        args = [self._in(f"x{n}", rng.standard_normal((2, 3, D)).astype(np.float32), "float32", "x"),
+                b.mapping({k: self._in(f"{k}{n}", v.astype(np.float32), "float32", k) for k, v in params.items()}),
                 b.value(H)]
         b.call(check, "transformer_block", args, judge=raises("ValueError", when=f"D={D} % num_heads={H} != 0"),
                describe=f"x (2, 3, {D}), num_heads={H} (D % num_heads != 0)")
@@ -207,10 +233,18 @@ class _Cases:
 ALL = ("x",) + PARAMS
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the transformer_block plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan:
+    """Build the transformer_block plan of ``track``: public cases from ``public_seed``, hidden ones from
+    ``hidden_seed``. The numpy track has the same value cases, less half precision and gradients.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"transformer_block has no {track!r} track")
+    torch_track = track == "torch"
     b = PlanBuilder()
-    c = _Cases(b)
+    c = _Cases(b, track)
     rng = np.random.default_rng(public_seed)
 
     c.add("values", rng, B=2, L=6, D=16, H=4)
@@ -239,19 +273,22 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     empty = padding_mask(rng, 3, 4)
     empty[1] = False
     c.add("fully_masked_rows", rng, B=3, L=4, D=8, H=2, dtype="float64", mask=empty, note="batch 1: every key masked")
-    for dtype in ("float16", "bfloat16"):
+    for dtype in ("float16", "bfloat16") if torch_track else ():
         c.add("half_precision", rng, B=2, L=6, D=16, H=4, dtype=dtype)
-    c.add("half_precision", rng, B=2, L=6, D=16, H=2, dtype="bfloat16", mask=causal_mask(6), note="causal mask")
-    for dtype in ("float32", "float64", "float16", "bfloat16"):
+    if torch_track:
+        c.add("half_precision", rng, B=2, L=6, D=16, H=2, dtype="bfloat16", mask=causal_mask(6), note="causal mask")
+    for dtype in ("float32", "float64", "float16", "bfloat16") if torch_track else ("float32", "float64"):
         c.add("dtype_preserved", rng, B=2, L=4, D=8, H=2, dtype=dtype, judge=dtype_preserved())
-    for dtype in ("float64", "float32"):
+    for dtype in ("float64", "float32") if torch_track else ():
         c.add("grad_x", rng, B=2, L=5, D=8, H=2, dtype=dtype, grad=("x",), judge=gradients_close(("x",)))
-    c.add("grad_x", rng, B=2, L=5, D=12, H=3, dtype="float64", grad=("x",), mask=causal_mask(5),
-          judge=gradients_close(("x",)))
-    for dtype in ("float64", "float32"):
+    if torch_track:
+        c.add("grad_x", rng, B=2, L=5, D=12, H=3, dtype="float64", grad=("x",), mask=causal_mask(5),
+              judge=gradients_close(("x",)))
+    for dtype in ("float64", "float32") if torch_track else ():
         c.add("grad_params", rng, B=2, L=5, D=8, H=2, dtype=dtype, grad=PARAMS, judge=gradients_close(PARAMS))
-    c.add("grad_params", rng, B=2, L=6, D=12, H=3, d_ff=18, dtype="float64", grad=PARAMS,
-          mask=padding_mask(rng, 2, 6), judge=gradients_close(PARAMS))
+    if torch_track:
+        c.add("grad_params", rng, B=2, L=6, D=12, H=3, d_ff=18, dtype="float64", grad=PARAMS,
+              mask=padding_mask(rng, 2, 6), judge=gradients_close(PARAMS))
     unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=8, H=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=4, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 4),
@@ -268,7 +305,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         dtype = "float32" if i % 2 else "float64"
         mask = [None, padding_mask(hidden, B, L), causal_mask(L), None][i]
         c.add("hidden_values", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask)
-        if i < 2:
+        if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
                   grad=ALL, judge=gradients_close(ALL))
     return b.plan
