@@ -146,3 +146,18 @@ def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phra
 def test_correct_styles_pass_every_check_in_process():
     for path in sorted(SAMPLES.glob("correct_*.py")):
         assert failed(judge_in_process("flash_attention", path)) == set(), path.name
+
+
+@pytest.mark.parametrize("L_q,L_k,block,causal", [(16, 16, 4, False), (13, 13, 4, True), (5, 17, 4, True),
+                                                   (19, 6, 4, True), (7, 9, 64, False)])
+def test_numpy_track_reference_matches_sdpa(L_q, L_k, block, causal):
+    ref_np = _load(ROOT / "reference" / "flash_attention_numpy.py", "test_reference_flash_np")
+    q, k, v = _qkv(2, 2, L_q, L_k, 8, seed=L_q + L_k)
+    mask = _bottom_right(L_q, L_k) if causal else None
+    want = torch.nan_to_num(F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).numpy()
+    got = ref_np.tiled_attention(q.numpy(), k.numpy(), v.numpy(), block, causal)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    assert ref_np.tiled_attention(q.numpy().astype(np.float16), k.numpy().astype(np.float16),
+                                  v.numpy().astype(np.float16), block, causal).dtype == np.float16
+    with pytest.raises(ValueError, match="block_size"):
+        ref_np.tiled_attention(q.numpy(), k.numpy(), v.numpy(), 0)

@@ -16,7 +16,9 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 output_descriptor, raises)
+from grader.judge.verdicts import Verdict
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -124,12 +126,37 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 
 # -- cases -------------------------------------------------------------------------------------------
 
+def of_track(judge, track: str):
+    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
+    a NumPy array in ``numpy``)."""
+
+    def judged(ctx: JudgeContext) -> Outcome:
+        out = judge(ctx)
+        if out.verdict != Verdict.PASSED or ctx.got is None:
+            return out
+        desc = output_descriptor(ctx.got) or {}
+        if desc.get("kind") == "array" and bool(desc.get("torch_dtype")) != (track == "torch"):
+            want = "a torch.Tensor" if track == "torch" else "a NumPy array"
+            return Outcome(Verdict.FAILED, f"Returned the wrong kind of array; the {track} track returns {want}.")
+        return out
+
+    return judged
+
+
+def _input(b: PlanBuilder, track: str, name: str, value: np.ndarray, dtype: str, label: str,
+           requires_grad: bool = False) -> dict:
+    if track == "numpy":  # arrays carry their own dtype (float16 included)
+        return b.input(name, value.astype(dtype) if dtype == "float16" else value, track="numpy", label=label)
+    return b.tensor(name, value, dtype=dtype, requires_grad=requires_grad, label=label)
+
+
 class _Cases:
     """Adds cases to a ``PlanBuilder``; array names are numbered, so cases never collide."""
 
-    def __init__(self, b: PlanBuilder):
+    def __init__(self, b: PlanBuilder, track: str = "torch"):
         self.b = b
         self.n = 0
+        self.track = track
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, H: int, L_q: int, L_k: int | None = None,
             d: int = 8, block_size: int | None = 4, causal: bool = False, dtype: str = "float32",
@@ -144,7 +171,7 @@ class _Cases:
             k = k + drift * np.linspace(0.0, 1.0, L_k)[None, None, :, None] * np.sign(q.mean(axis=2, keepdims=True))
         v = rng.standard_normal((B, H, L_k, d))
         store = np.float64 if dtype == "float64" else np.float32
-        args = [b.tensor(f"{label}{n}", a.astype(store), dtype=dtype, requires_grad=label in grad, label=label)
+        args = [_input(b, self.track, f"{label}{n}", a.astype(store), dtype, label, label in grad)
                 for label, a in zip(INPUTS, (q, k, v))]
         if not defaults:
             args += [b.value(block_size), b.value(causal)]
@@ -155,22 +182,30 @@ class _Cases:
         call = ("default block_size and causal" if defaults else f"block_size={block_size}, causal={causal}")
         describe = (f"q ({B}, {H}, {L_q}, {d}), k/v ({B}, {H}, {L_k}, {d}), {call}, {dtype}"
                     + (f", gradients of {', '.join(grad)}" if grad else "") + (f", {note}" if note else ""))
-        b.call(check, "tiled_attention", args, judge=judge or close(diagnose=diagnose), describe=describe,
-               backward=backward)
+        b.call(check, "tiled_attention", args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+               describe=describe, backward=backward)
 
     def bad_block(self, check: str, rng: np.random.Generator, block_size: int) -> None:
         self.n += 1
         n, b = self.n, self.b
-        args = [b.tensor(f"{label}{n}", rng.standard_normal((1, 2, 5, 4)).astype(np.float32), label=label)
+        args = [_input(b, self.track, f"{label}{n}", rng.standard_normal((1, 2, 5, 4)).astype(np.float32), "float32", label)
                 for label in INPUTS] + [b.value(block_size), b.value(False)]
         b.call(check, "tiled_attention", args, judge=raises("ValueError", when=f"block_size={block_size} < 1"),
                describe=f"q/k/v (1, 2, 5, 4), block_size={block_size}")
 
 
-def build_plan(public_seed: int, hidden_seed: int) -> Plan:
-    """Build the flash_attention plan: public cases from ``public_seed``, hidden ones from ``hidden_seed``."""
+def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan:
+    """Build the flash_attention plan of ``track``: public cases from ``public_seed``, hidden ones from
+    ``hidden_seed``. The numpy track has the same value cases, less bfloat16 and gradients.
+
+    Raises:
+        ValueError: an unknown track.
+    """
+    if track not in ("numpy", "torch"):
+        raise ValueError(f"flash_attention has no {track!r} track")
+    torch_track = track == "torch"
     b = PlanBuilder()
-    c = _Cases(b)
+    c = _Cases(b, track)
     rng = np.random.default_rng(public_seed)
 
     c.add("values", rng, B=2, H=2, L_q=16, block_size=4, drift=3.0, note="4 key blocks; later keys score higher")
@@ -196,12 +231,12 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
     c.add("large_scores", rng, B=1, H=2, L_q=12, block_size=4, scale=12.0, causal=True,
           note="scores in the hundreds (exp would overflow without the running max)")
     c.add("large_scores", rng, B=1, H=2, L_q=10, block_size=3, scale=12.0, dtype="float64")
-    for dtype in ("float16", "bfloat16"):
+    for dtype in ("float16", "bfloat16") if torch_track else ("float16",):
         c.add("half_precision", rng, B=1, H=2, L_q=16, block_size=4, dtype=dtype)
         c.add("half_precision", rng, B=1, H=2, L_q=9, L_k=14, block_size=4, causal=True, dtype=dtype)
-    for dtype in ("float32", "float64", "float16", "bfloat16"):
+    for dtype in ("float32", "float64", "float16", "bfloat16") if torch_track else ("float32", "float64", "float16"):
         c.add("dtype_preserved", rng, B=1, H=2, L_q=6, block_size=4, dtype=dtype, judge=dtype_preserved())
-    for dtype, causal in (("float64", False), ("float32", True), ("float64", True)):
+    for dtype, causal in (("float64", False), ("float32", True), ("float64", True)) if torch_track else ():
         c.add("gradients", rng, B=1, H=2, L_q=9, L_k=11, block_size=4, causal=causal, dtype=dtype, grad=INPUTS,
               judge=gradients_close(INPUTS))
     unchanged = inputs_unchanged()
@@ -220,7 +255,7 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
         c.add("hidden_values", hidden, B=B, H=H, L_q=L_q, L_k=L_k, d=int(hidden.choice([4, 8, 16])),
               block_size=int(hidden.integers(1, 9)), causal=causal, dtype="float32" if i % 2 else "float64",
               drift=3.0 * (i % 3 == 0))
-    for i in range(2):
+    for i in range(2 if torch_track else 0):
         L_q, L_k = (int(x) for x in hidden.integers(2, 20, size=2))
         c.add("hidden_gradients", hidden, B=1, H=2, L_q=L_q, L_k=L_k, block_size=int(hidden.integers(2, 6)),
               causal=bool(i), dtype="float64", grad=INPUTS, judge=gradients_close(INPUTS))
@@ -231,13 +266,13 @@ def build_plan(public_seed: int, hidden_seed: int) -> Plan:
 PROBE_B, PROBE_H, PROBE_D, PROBE_BLOCK = 1, 2, 16, 64
 
 
-def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator) -> None:
+def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
     """Steps of a probe at ``L_q = L_k = size``: one call with ``causal=False`` and one with ``causal=True``
     (float32, block_size 64); the probe sums what both measured."""
     for causal in (False, True):
         tag = f"{probe.check}{size}{'c' if causal else ''}"
-        args = [b.tensor(f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, PROBE_D)).astype(np.float32),
-                         label=label) for label in INPUTS]
+        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, PROBE_D)).astype(np.float32),
+                       "float32", label) for label in INPUTS]
         args += [b.value(PROBE_BLOCK), b.value(causal)]
         b.call(probe.check, "tiled_attention", args, measure=probe.measure(),
                meta={"probe": probe.check, "size": size},
