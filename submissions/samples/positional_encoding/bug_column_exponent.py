@@ -1,6 +1,7 @@
 """Bug: each column j uses 10000^(-j/d_model), so a pair's cos has another frequency than its sin.
 
 Must fail: values
+Mistake: column_exponent
 """
 import numpy as np
 

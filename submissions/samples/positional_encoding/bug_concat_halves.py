@@ -1,6 +1,7 @@
 """Bug: [sin | cos] halves (the tensor2tensor / MAE layout) where the interleaved layout is asked.
 
 Must fail: values
+Mistake: concat_halves
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: frequency 10000^(-i/d_model) for pair i instead of 10000^(-2i/d_model).
 
 Must fail: values
+Mistake: exponent_i
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: angles formed in float32; right at small positions, off by up to 0.03 near position 10^6.
 
 Must fail: large_positions
+Mistake: float32_angles
 """
 import numpy as np
 

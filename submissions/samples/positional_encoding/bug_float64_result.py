@@ -1,6 +1,7 @@
 """Bug: returns the float64 array; the contract asks for float32.
 
 Must fail: dtype_float32
+Mistake: returns_float64
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: the offset is validated but ignored: rows always encode positions 0 .. seq_len-1.
 
 Must fail: offset
+Mistake: offset_ignored
 """
 import numpy as np
 

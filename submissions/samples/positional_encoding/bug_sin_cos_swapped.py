@@ -1,6 +1,7 @@
 """Bug: cos in the even columns, sin in the odd ones.
 
 Must fail: values
+Mistake: sin_cos_swapped
 """
 import numpy as np
 

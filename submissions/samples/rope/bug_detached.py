@@ -1,6 +1,7 @@
 """Bug: rotates a detached copy of x, so no gradient reaches x.
 
 Must fail: grad_x
+Mistake: detached
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: the cos/sin table is always built in float32 (as a float32 buffer cached once), also for float64 x.
 
 Must fail: float64
+Mistake: float32_table_for_float64
 """
 import torch
 

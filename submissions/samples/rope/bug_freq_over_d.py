@@ -1,6 +1,7 @@
 """Bug: inv_freq[i] = base^(-i/d) over the features instead of base^(-2i/d) over the pairs.
 
 Must fail: values
+Mistake: freq_over_d
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: half-precision x is rotated at float32 but the float32 result is returned (not cast back).
 
 Must fail: dtype_preserved
+Mistake: not_cast_back
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: the GPT-J / Meta LLaMA interleaved-pair layout (features 2i and 2i+1 together), not rotate_half.
 
 Must fail: values
+Mistake: interleaved_pairs
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: rotate_half without the minus sign ([x2, x1]): not a rotation, so scores depend on absolute positions.
 
 Must fail: relative_position
+Mistake: rotate_half_no_minus
 """
 import torch
 

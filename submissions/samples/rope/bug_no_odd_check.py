@@ -1,6 +1,7 @@
 """Bug: no check on d; an odd d silently drops a feature from the rotation and returns a wrong tensor.
 
 Must fail: odd_d
+Mistake: no_odd_check
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: ignores the positions argument and rotates row r as position r (forgets the cache offset).
 
 Must fail: cache_offset
+Mistake: positions_restart
 """
 import torch
 

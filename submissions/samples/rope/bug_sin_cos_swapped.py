@@ -1,6 +1,7 @@
 """Bug: x * sin(theta) + rotate_half(x) * cos(theta).
 
 Must fail: values
+Mistake: sin_cos_swapped
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: torch.cat([sin, cos]) halves (tensor2tensor / MAE layout) instead of interleaving.
 
 Must fail: values
+Mistake: concat_halves
 """
 import torch
 

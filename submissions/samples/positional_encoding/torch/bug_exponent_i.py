@@ -1,6 +1,7 @@
 """Bug: 10000^(-i/d_model) for pair i.
 
 Must fail: values
+Mistake: exponent_i
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: the usual PyTorch tutorial code, angles in float32 (torch.arange(...).float()); wrong near 10^6.
 
 Must fail: large_positions
+Mistake: float32_angles
 """
 import math
 

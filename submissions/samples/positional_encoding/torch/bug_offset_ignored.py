@@ -1,6 +1,7 @@
 """Bug: the offset is ignored.
 
 Must fail: offset
+Mistake: offset_ignored
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: returns the float64 tensor.
 
 Must fail: dtype_float32
+Mistake: returns_float64
 """
 import torch
 

@@ -1,6 +1,7 @@
 """Bug: right values, but a NumPy array where the PyTorch track asks for a tensor.
 
 Must fail: values
+Mistake: returns_numpy
 """
 import numpy as np
 

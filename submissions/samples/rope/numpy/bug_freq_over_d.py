@@ -1,6 +1,7 @@
 """Bug: base^(-i/d) over features instead of base^(-2i/d) over pairs.
 
 Must fail: values
+Mistake: freq_over_d
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: GPT-J / Meta LLaMA interleaved pairs (x[2i], x[2i+1]) instead of rotate_half.
 
 Must fail: values
+Mistake: interleaved_pairs
 """
 import numpy as np
 

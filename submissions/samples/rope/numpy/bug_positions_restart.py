@@ -1,6 +1,7 @@
 """Bug: positions ignored; row r rotated as position r.
 
 Must fail: cache_offset
+Mistake: positions_restart
 """
 import numpy as np
 

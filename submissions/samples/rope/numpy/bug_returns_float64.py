@@ -1,6 +1,7 @@
 """Bug: always returns float64.
 
 Must fail: dtype_preserved
+Mistake: returns_float64
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: rotate_half returns [x2, -x1] (rotation by -theta).
 
 Must fail: values
+Mistake: rotate_half_sign
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug: x * sin + rotate_half(x) * cos.
 
 Must fail: values
+Mistake: sin_cos_swapped
 """
 import numpy as np
 
