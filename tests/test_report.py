@@ -133,3 +133,13 @@ def test_console_error_detection_works(tmp_path):
     page.write_text('<html><body><script>console.error("report-broke")</script></body></html>')
     run = _chromium(page.as_uri(), tmp_path / "profile", "--dump-dom")
     assert any("report-broke" in line for line in _console_lines(run.stderr))
+
+
+def test_check_numbers_are_rows_of_a_small_table_not_raw_json():
+    from grader.cohort.report import detail_rows
+
+    rows = detail_rows({"case": "shown apart", "cases": 3,
+                        "output": {"tolerance": {"rtol": 1.3e-06, "atol": 1e-05}, "max_abs_diff": 6.957794418394059e-08},
+                        "sizes": [16, 32, 64]})
+    assert rows == [("cases", "3"), ("output.tolerance.rtol", "1.3e-06"), ("output.tolerance.atol", "1e-05"),
+                    ("output.max_abs_diff", "6.958e-08"), ("sizes", "16, 32, 64")]

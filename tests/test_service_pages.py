@@ -41,13 +41,16 @@ def browser():
         driver.quit()
 
 
-def _login(driver, url, token):
+def _login(driver, url, token, lands_on):
+    """Log in through the form and wait until the browser is on ``lands_on``."""
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     driver.delete_all_cookies()
     driver.get(url + "/")
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.ID, "login").click()
+    WebDriverWait(driver, 30).until(lambda d: d.current_url.endswith(lands_on))
 
 
 def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, tmp_path):
@@ -59,8 +62,8 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         cohort = post(f"{live.url}/api/cohorts", headers=i, json={"name": "browser round", "exercises": ["softmax"]}).json()
         token = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i,
                            json={"name": "Grace"}).json()["token"]
-        _login(browser, live.url, token)
-        assert browser.current_url.endswith("/candidate") and "Grace" in browser.page_source
+        _login(browser, live.url, token, "/candidate")
+        assert "Grace" in browser.page_source
         assert browser.find_element(By.ID, "sandbox-warning")  # process sandbox: warned on every page
         browser.find_element(By.CSS_SELECTOR, "a.exercise").click()
         assert "Starting file" in browser.page_source
@@ -76,7 +79,7 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "candidate"
         assert "seed" not in browser.find_element(By.CSS_SELECTOR, ".scorecard").text
 
-        _login(browser, live.url, INTERVIEWER_TOKEN)
+        _login(browser, live.url, INTERVIEWER_TOKEN, "/interviewer")
         browser.find_element(By.CSS_SELECTOR, "a.cohort").click()
         table = browser.find_element(By.CSS_SELECTOR, "table.cohort-table")
         assert "Grace" in table.text and "16/16" in table.text
