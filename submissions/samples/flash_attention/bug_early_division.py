@@ -2,6 +2,7 @@
 undoes the earlier division.
 
 Must fail: values
+Mistake: early_division
 """
 
 import math

@@ -2,6 +2,7 @@
 ValueError only for 0; -3 silently returns an empty result).
 
 Must fail: bad_block_size
+Mistake: no_value_error
 """
 
 import math

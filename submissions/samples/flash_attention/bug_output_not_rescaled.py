@@ -1,6 +1,7 @@
 """Bug: the previous output is not rescaled when the running max rises (acc = acc + p @ v).
 
 Must fail: values
+Mistake: output_not_rescaled
 """
 
 import math

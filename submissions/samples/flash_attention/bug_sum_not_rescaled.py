@@ -1,6 +1,7 @@
 """Bug: the running max is not used to rescale the running sum (l = l + rowsum(p)).
 
 Must fail: values
+Mistake: sum_not_rescaled
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: eps added outside the square root, (x - mean) / (std + eps).
 
 Must fail: layer_norm_scale
+Mistake: eps_outside_sqrt
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: the residual connection around attention is missing (h = MHA(LN1(x))).
 
 Must fail: values
+Mistake: no_attention_residual
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: never checks D % num_heads (a silent wrong split instead of a ValueError).
 
 Must fail: bad_num_heads
+Mistake: no_value_error
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: the mask read as True = masked out (the opposite polarity).
 
 Must fail: padding_mask, causal_mask
+Mistake: mask_polarity_inverted
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: GPT-2's tanh approximation of GELU where the exercise asks for exact erf GELU.
 
 Must fail: values
+Mistake: tanh_gelu
 """
 
 import math

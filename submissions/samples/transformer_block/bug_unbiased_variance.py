@@ -1,6 +1,7 @@
 """Bug: LayerNorm with torch.var's default, the unbiased variance (divides by D - 1).
 
 Must fail: values
+Mistake: unbiased_variance
 """
 
 import math
