@@ -51,3 +51,24 @@ def test_local_executor_yields_each_job_once_with_its_own_index():
     assert [got[i]["submission"]["path"] for i in range(3)] == [j.path for j in jobs]
     assert got[0]["score"] == got[0]["max_score"] and got[2]["score"] == got[2]["max_score"]
     assert _verdicts(got[1])["axes"] == "failed"
+
+
+def test_node_fingerprints_disagree_exactly_where_they_differ():
+    import copy
+
+    from grader.cohort.ray_executor import disagreements, fingerprint
+
+    driver = fingerprint()
+    assert set(driver["exercises"]) >= {"softmax", "mha"} and len(driver["exercises"]["mha"]["hash"]) == 64
+    assert disagreements(driver, copy.deepcopy(driver)) == []
+    node = copy.deepcopy(driver)
+    node["torch"] = "0.0.1"
+    node["exercises"]["mha"]["hash"] = "0" * 64
+    del node["exercises"]["softmax"]
+    node["sandbox"] = {"ok": False, "why": "the docker sandbox is not ready: no image", "built": False}
+    found = disagreements(driver, node)
+    assert found[0] == f"torch 0.0.1 (driver: {driver['torch']})"
+    assert "exercise mha files differ (hash 000000000000" in " ".join(found)
+    assert "exercise softmax missing" in found
+    assert found[-1] == "sandbox not ready: the docker sandbox is not ready: no image"
+    assert len(found) == 4

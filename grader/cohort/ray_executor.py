@@ -226,12 +226,13 @@ class RayExecutor(Executor):
                 raise RayUnavailable(f"no node of the Ray cluster at {address} advertises the {RESOURCE!r} "
                                      f"resource; start grading nodes with: ray start --address=HEAD:6379 "
                                      f"--resources='{{\"{RESOURCE}\": 2}}'")
-            self.has_gpus = ray.cluster_resources().get("GPU", 0) > 0
             self.sandbox, self.require_isolation = sandbox, require_isolation
             self.max_retries = max_retries
             self.in_flight = in_flight or 4 * self.capacity
             self.driver = fingerprint()
             self.nodes = self.check_nodes(build_image=build_image)
+            # GPUs count only on nodes that grade: a GPU task elsewhere would never be scheduled
+            self.has_gpus = any(n.get("gpus", 0) > 0 for n in self.nodes)
         except BaseException:
             self.close()
             raise
@@ -244,7 +245,7 @@ class RayExecutor(Executor):
         """Run ``fingerprint`` pinned to every alive node that advertises ``RESOURCE``.
 
         Returns:
-            The nodes' fingerprints, each with ``node_id`` and ``address``.
+            The nodes' fingerprints, each with ``node_id``, ``address`` and ``gpus`` (its GPU count).
 
         Raises:
             NodeRefused: one or more nodes disagree with the driver (all are named).
@@ -265,7 +266,7 @@ class RayExecutor(Executor):
             except Exception as exc:  # noqa: BLE001 - a node that cannot even answer is refused
                 refused.append(f"node {where} ({node['NodeID'][:8]}): did not answer the version check: {exc}")
                 continue
-            fp.update(node_id=node["NodeID"], address=where)
+            fp.update(node_id=node["NodeID"], address=where, gpus=node.get("Resources", {}).get("GPU", 0))
             reports.append(fp)
             diffs = disagreements(self.driver, fp)
             if diffs:
