@@ -39,7 +39,7 @@ def render_scorecard(card: Scorecard, console: Console) -> None:
         table.add_row(name, c.category, verdict_text(c.verdict), f"{c.points:g}/{c.max_points:g}")
     console.print(table)
     for c in card.checks:
-        if c.verdict != "passed" and c.message:
+        if c.message and (c.verdict != "passed" or "interviewer_flag" in c.details):
             console.print(Text(f"{c.id}: ", style="bold") + Text(c.message))
             case = c.details.get("case")
             if case:

@@ -130,6 +130,9 @@ class Scorecard:
                 checks.append(replace(c, message=message, details={}))
             elif c.visibility == "hidden":
                 checks.append(replace(c, details={}))
+            elif "interviewer_flag" in c.details:  # tamper evidence (grader.judge.forgery): interviewer only
+                checks.append(replace(c, details={k: v for k, v in c.details.items() if k != "interviewer_flag"},
+                                      message="" if c.message.startswith("Interviewer note: ") else c.message))
             else:
                 checks.append(c)
         # Only what was printed at import and during public steps; a card without that split shows none.

@@ -26,6 +26,7 @@ from typing import Callable
 
 import numpy as np
 
+from grader.judge.forgery import tamper_flag
 from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
 from grader.judge.verdicts import Verdict
 
@@ -242,6 +243,22 @@ def _series(ctx: JudgeContext, results: dict, steps: list, quantity: str) -> tup
     return values, lost
 
 
+#: ``details`` key of an interviewer-only flag (the candidate view drops it and the note).
+INTERVIEWER_FLAG = "interviewer_flag"
+#: Prefix of the message of a passed check that carries an interviewer-only flag.
+INTERVIEWER_NOTE = "Interviewer note: "
+
+
+def _observed(results: dict, steps: list) -> list[float | None]:
+    """Host-observed CPU seconds summed over the measured steps of each size (None if any step of a
+    size was not observed): see ``grader.sandbox.observe``."""
+    values: list[float | None] = []
+    for group in steps:
+        seen = [results[s.id].observed_cpu_seconds if s.id in results else None for s in group]
+        values.append(None if any(v is None for v in seen) else float(sum(seen)))
+    return values
+
+
 def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
     """Judge attached to the last measured step of a probe: reads every measured step of the sweep."""
 
@@ -275,6 +292,13 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
         last = ctx.candidate_steps.get(measured[-1].id)
         device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
-        return Outcome(outcome.verdict, outcome.message, {**outcome.details, "device": device})
+        details, message = {**outcome.details, "device": device}, outcome.message
+        if outcome.verdict == Verdict.PASSED and quantity in COUNTED and device == "cpu":
+            flag = tamper_flag(spec.sweep, sizes, _observed(ctx.candidate_steps, groups),
+                               _series(ctx, ctx.candidate_steps, groups, "flops")[0])
+            if flag:
+                details[INTERVIEWER_FLAG] = flag
+                message = f"{INTERVIEWER_NOTE}{flag['message']}."
+        return Outcome(outcome.verdict, message, details)
 
     return judge

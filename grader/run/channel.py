@@ -35,6 +35,9 @@ class StepResult:
 
     report: dict
     arrays: dict[str, np.ndarray] = field(default_factory=dict)
+    #: CPU seconds the host saw the sandbox spend between the previous frame and this one (set by
+    #: the host, ``grader.sandbox.observe``; never read from the frame); None when not observed.
+    observed_cpu_seconds: float | None = None
 
 
 @dataclass
@@ -50,6 +53,9 @@ class RunResults:
         done: whether the runner reached its final frame (False after a crash or a timeout).
         forbidden_imports: forbidden modules the submission tried to import.
         problems: why some bytes could not be decoded (a cut stream, a bad frame).
+        frame_ends: ``(kind, step id or "", offset)`` of each decoded frame in stream order, where
+            ``offset`` is the byte count of the stream at the frame's last byte (for the host's
+            CPU-time observation, ``grader.sandbox.observe``).
     """
 
     started: dict | None = None
@@ -58,6 +64,7 @@ class RunResults:
     done: bool = False
     forbidden_imports: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    frame_ends: list[tuple[str, str, int]] = field(default_factory=list)
 
 
 def _load_json(payload: bytes) -> dict:
@@ -189,6 +196,7 @@ def decode_stream(data: bytes, *, truncated: bool = False) -> RunResults:
             elif kind == "step":
                 step = decode_step(payload)
                 results.steps[str(step.report.get("id"))] = step
+                results.frame_ends.append(("step", str(step.report.get("id")), pos))
                 results.forbidden_imports = step.report.get("forbidden_imports", [])
             elif kind == "done":
                 done = _load_json(payload)
@@ -197,6 +205,8 @@ def decode_stream(data: bytes, *, truncated: bool = False) -> RunResults:
             else:
                 results.problems.append(f"unknown frame kind {kind!r}")
                 break
+            if kind != "step":
+                results.frame_ends.append((kind, "", pos))
         except (ChannelError, ValueError, KeyError) as exc:
             results.problems.append(f"undecodable {kind} frame: {exc}")
             break

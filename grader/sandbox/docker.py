@@ -40,6 +40,7 @@ from docker.types import LogConfig, Mount, Ulimit
 from grader.run.channel import decode_stream, display_text
 from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
+from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, cgroup_cpu_source
 
 #: Label holding the Unix time after which a container of ours is a leftover, whatever its state.
 DEADLINE_LABEL = "attention-grader.deadline"
@@ -150,8 +151,9 @@ class _StreamPump(threading.Thread):
     its cap that the host should kill the container (``overflow`` then says why).
     """
 
-    def __init__(self, stream, limits: Limits):
+    def __init__(self, stream, limits: Limits, timeline: CpuTimeline | None = None):
         super().__init__(daemon=True, name="docker-sandbox-pump")
+        self.timeline = timeline  # sampled after each result chunk (the host's CPU-time observation)
         self.stream = stream
         self.results = CappedBuffer(limits.result_bytes)
         self.output = CappedBuffer(limits.output_bytes)
@@ -166,6 +168,8 @@ class _StreamPump(threading.Thread):
             for out, err in self.stream:
                 if out:
                     self.results.feed(out)
+                    if self.timeline is not None:
+                        self.timeline.sample(self.results.total)
                 if err:
                     self.output.feed(err)
                 if self.overflow is None:
@@ -402,7 +406,8 @@ class DockerSandbox:
     def _attend(self, container, limits: Limits) -> SandboxRun:
         """Start ``container``, stream its output until it exits or must be killed, report."""
         stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-        pump = _StreamPump(stream, limits)
+        timeline = CpuTimeline(cgroup_cpu_source(container.id))
+        pump = _StreamPump(stream, limits, timeline)
         pump.start()
         try:
             container.start()
@@ -438,8 +443,10 @@ class DockerSandbox:
         if exit_code == -signal.SIGXCPU:  # the cpu-seconds rlimit
             timed_out = True
         output = display_text(pump.output.data)
+        results = decode_stream(pump.results.data, truncated=pump.results.truncated)
+        attach_observed_cpu(results, timeline)
         return SandboxRun(
-            results=decode_stream(pump.results.data, truncated=pump.results.truncated),
+            results=results,
             exit_code=exit_code,
             timed_out=timed_out,
             oom_killed=bool(state.get("OOMKilled")),

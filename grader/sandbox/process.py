@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
+from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, process_tree_cpu_seconds
 from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
 NOBODY_UID = 65534
@@ -40,10 +41,11 @@ class CappedReader(threading.Thread, CappedBuffer):
     Draining continues past the cap so the writer never blocks on a full pipe.
     """
 
-    def __init__(self, stream, cap: int):
+    def __init__(self, stream, cap: int, timeline: CpuTimeline | None = None):
         threading.Thread.__init__(self, daemon=True)
         CappedBuffer.__init__(self, cap)
         self.stream = stream
+        self.timeline = timeline  # sampled after each chunk (the host's CPU-time observation)
 
     def run(self) -> None:  # noqa: D102
         fd = self.stream.fileno()
@@ -55,6 +57,8 @@ class CappedReader(threading.Thread, CappedBuffer):
             if not chunk:
                 break
             self.feed(chunk)
+            if self.timeline is not None:
+                self.timeline.sample(self.total)
 
 
 LAUNCHER_PATH = Path(__file__).resolve().parent / "launch.py"
@@ -198,7 +202,8 @@ class ProcessSandbox:
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
-        results_reader = CappedReader(proc.stdout, limits.result_bytes)
+        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid))
+        results_reader = CappedReader(proc.stdout, limits.result_bytes, timeline)
         output_reader = CappedReader(proc.stderr, limits.output_bytes)
         results_reader.start()
         output_reader.start()
@@ -223,8 +228,10 @@ class ProcessSandbox:
         if exit_code in (-signal.SIGXCPU, -signal.SIGKILL) and not timed_out:
             # SIGXCPU: the CPU-seconds rlimit; SIGKILL at the hard CPU limit
             timed_out = exit_code == -signal.SIGXCPU
+        results = decode_stream(results_reader.data, truncated=results_reader.truncated)
+        attach_observed_cpu(results, timeline)
         return SandboxRun(
-            results=decode_stream(results_reader.data, truncated=results_reader.truncated),
+            results=results,
             exit_code=exit_code,
             timed_out=timed_out,
             oom_killed=False,
