@@ -27,7 +27,7 @@ from grader.sandbox.observe import (CpuTimeline, attach_observed_cpu, cgroup_cpu
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "submissions" / "samples"
 
-#: Correct attention scores plus hidden work that grows like seq_len^4 (seq_len/8 products of
+#: Correct attention scores plus hidden work that grows like seq_len^4 (seq_len/4 products of
 #: (4 seq_len)^2 matrices), done with the FLOP counter switched off: counts stay the reference's.
 FORGER = '''
 import sys
@@ -50,7 +50,7 @@ def _hidden_work(seq_len):
     try:
         n = 4 * seq_len
         m = np.full((n, n), 1.0 / n)
-        for _ in range(max(1, seq_len // 8)):
+        for _ in range(max(1, seq_len // 4)):
             m = m @ m
     finally:
         if c is not None:

@@ -294,8 +294,9 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
         details, message = {**outcome.details, "device": device}, outcome.message
         if outcome.verdict == Verdict.PASSED and quantity in COUNTED and device == "cpu":
-            flag = tamper_flag(spec.sweep, sizes, _observed(ctx.candidate_steps, groups),
-                               _series(ctx, ctx.candidate_steps, groups, "flops")[0])
+            observed = _observed(ctx.candidate_steps, groups)
+            details["observed_cpu_seconds"] = observed
+            flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx, ctx.candidate_steps, groups, "flops")[0])
             if flag:
                 details[INTERVIEWER_FLAG] = flag
                 message = f"{INTERVIEWER_NOTE}{flag['message']}."
