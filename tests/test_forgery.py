@@ -220,3 +220,18 @@ def test_forged_counts_are_flagged_under_docker(tmp_path: Path):
     assert card.sandbox.get("backend") == "docker"
     check = _work_check(card)
     assert check.verdict == "passed" and "interviewer_flag" in check.details, check.details
+
+
+@pytest.mark.parametrize("line", ["from instruments import COUNTER", "import runner",
+                                  "import grader.run.instruments as inst", "__import__('instruments')"])
+def test_importing_the_graders_own_modules_is_forbidden(grade_source, line):
+    card = grade_source("softmax", f'''
+        {line}
+        import numpy as np
+
+        def softmax(x, axis=-1):
+            e = np.exp(x - x.max(axis=axis, keepdims=True))
+            return e / e.sum(axis=axis, keepdims=True)
+    ''')
+    assert {c.verdict for c in card.checks} == {"forbidden"}
+    assert "at line 2" in card.status_message

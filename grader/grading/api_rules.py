@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 _PARSE_LOCK = threading.Lock()
 
+#: The grader's own modules, forbidden to every submission: importing the runner, its instruments or
+#: the grader package can only serve to patch the probes' counters or forge result frames (the probe
+#: judge's CPU-time cross-check, ``grader.judge.forgery``, catches what reaches them dynamically).
+GRADER_MODULES = ("instruments", "runner", "grader")
+
 
 @dataclass(frozen=True)
 class Violation:
