@@ -18,6 +18,8 @@ import pytest
 
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import grade_submission
+from grader.grading.render import render_scorecard
+from rich.console import Console
 from grader.judge.forgery import MEASURABLE_S, SLOPE_MARGIN, tamper_flag
 from grader.run.channel import decode_stream
 from grader.run.runner import encode_step_frame, write_frame
@@ -196,6 +198,12 @@ def test_forged_counts_are_flagged_for_the_interviewer_only(tmp_path: Path):
     assert check.message.startswith("Interviewer note: observed CPU time grows like seq_len^")
     candidate = _work_check(card.candidate_view())
     assert "interviewer_flag" not in candidate.details and candidate.message == ""
+    shown = Console(record=True, width=200)
+    render_scorecard(card, shown)
+    assert "work_scaling: Interviewer note: observed CPU time" in shown.export_text()
+    shown = Console(record=True, width=200)
+    render_scorecard(card.candidate_view(), shown)
+    assert "Interviewer note" not in shown.export_text()
 
 
 @pytest.mark.slow
