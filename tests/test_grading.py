@@ -76,6 +76,20 @@ def test_infinite_loop_in_one_step_times_out_that_check_only(grade_source):
     assert card.status == "graded"
 
 
+def test_step_limit_counts_cpu_time_not_waiting(grade_source):
+    # A step that waits 2.5 s of wall clock but computes for far less than its 1 s limit is what any
+    # step looks like on a loaded machine (the CPU is shared with others): it must not time out, or
+    # the same file would score differently under load. A step that computes past 1 s of CPU time
+    # (the infinite loop above) still does.
+    source = STABLE + "\nimport time\n_real = softmax\n\ndef softmax(x, axis=-1):\n" \
+                      "    if x.ndim == 1 and x.shape[0] == 1:\n        time.sleep(2.5)\n    return _real(x, axis)\n"
+    ex = get_exercise("softmax")
+    limits = dataclasses.replace(ex.limits, step_seconds=1.0)
+    card = grade_source("softmax", source, limits=limits)
+    assert verdicts(card)["values_1d"] == "passed"
+    assert card.status == "graded"
+
+
 def test_hang_past_the_wall_clock_is_a_timeout_status(grade_source):
     ex = get_exercise("softmax")
     limits = dataclasses.replace(ex.limits, wall_seconds=3.0, step_seconds=100.0)

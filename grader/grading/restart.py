@@ -1,8 +1,9 @@
 """Restart the runner after a step hangs, so one hanging step does not cost every later check (#12).
 
-Inside the sandbox each step has its own limit (``step_timeout_s``, enforced with ``SIGALRM``), but
-the run as a whole has one wall clock and one CPU budget. A step stuck in C code (where the alarm
-cannot interrupt it), or several steps that each spend their whole limit, use up that budget, and
+Inside the sandbox each step has its own limit (``step_timeout_s`` of CPU time, enforced with
+``SIGPROF``, and a ``SIGALRM`` wall-clock backstop several times longer), but the run as a whole
+has one wall clock and one CPU budget. A step stuck in C code (where the alarm cannot interrupt it),
+or several steps that each spend their whole limit, use up that budget, and
 the backend then ends the run with every later step unrun. ``run_with_restarts`` then starts a fresh
 sandbox with a *continuation* of the plan: the step that was running when the budget ran out is
 charged a ``StepTimeout`` (what the runner would have reported), and the steps after it run again

@@ -50,7 +50,8 @@ class Plan:
         steps: in execution order.
         arrays: named inputs (NumPy arrays; torch tensors are built from them in the runner).
         forbidden_modules: top-level modules the runner refuses to import for the submission.
-        step_timeout_s: default per-step wall-clock limit inside the runner (seconds).
+        step_timeout_s: default per-step limit inside the runner (CPU seconds of the runner process;
+            a wall-clock backstop of several times that catches steps that only wait).
         audit_ops: run every step under the runner's op audit (torch plans only).
         forbidden_ops: ``fnmatch`` patterns of aten ops the audit flags (``aten._scaled_dot_product_*``).
     """

@@ -78,8 +78,16 @@ FRAME_MAGIC = b"@@GRADER-FRAME"
 MAX_TRACEBACK_CHARS = 4000
 
 
+# A step's ``timeout_s`` is CPU time of the runner process (``ITIMER_PROF``: user + system seconds),
+# so the same file gets the same verdict whatever else the machine is running; a step that waits
+# without computing (``time.sleep``) is stopped by a wall-clock backstop this many times longer
+# (and, past it, by the host's whole-run wall limit).
+STEP_WALL_BACKSTOP_FACTOR = 8.0
+
+
 class StepTimeout(BaseException):
-    """Raised inside a step when it runs past its ``timeout_s`` (wall clock)."""
+    """Raised inside a step when it runs past its ``timeout_s`` of CPU time (``SIGPROF``), or past
+    ``STEP_WALL_BACKSTOP_FACTOR`` times that on the wall clock (``SIGALRM``)."""
 
 
 class ForbiddenImport(ImportError):
@@ -169,7 +177,10 @@ class PlanExecutor:
         arrays: input arrays by name; they are never handed out directly, every step gets copies.
         module: the module under test (the submission, or a reference module on the host).
         module_file: path of the module's source, used to trim tracebacks to the candidate's file.
-        use_alarm: enforce ``timeout_s`` per step with ``SIGALRM`` (only in the main thread).
+        use_alarm: enforce ``timeout_s`` per step: CPU seconds with ``SIGPROF`` and a wall-clock
+            backstop of ``STEP_WALL_BACKSTOP_FACTOR`` times that with ``SIGALRM`` (only in the main
+            thread). CPU time, not wall time, so that a loaded machine does not turn a passing step
+            into a timeout.
     """
 
     def __init__(self, plan: dict, arrays: dict[str, np.ndarray], module: Any,
@@ -327,7 +338,8 @@ class PlanExecutor:
             call_args = [v for _, v in values]
             call_kwargs = {k: v for k, (_, v) in kw.items()}
             if self.use_alarm and timeout:
-                signal.setitimer(signal.ITIMER_REAL, float(timeout))
+                signal.setitimer(signal.ITIMER_PROF, float(timeout))
+                signal.setitimer(signal.ITIMER_REAL, float(timeout) * STEP_WALL_BACKSTOP_FACTOR)
                 armed = True
             start = time.perf_counter()
             meter = (inst.Measurement(measure.get("quantities", []), uses_torch=_is_torch_step(step),
@@ -348,7 +360,7 @@ class PlanExecutor:
                                              int(measure["repeat"]) - 1, sync=sync)
                     report["measure"]["seconds"] = min(report["measure"]["seconds"], extra)
             if armed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                _disarm_step_timers()
                 armed = False
             if step["op"] == "construct":
                 self.objects[step.get("save_as") or step["id"]] = result
@@ -363,14 +375,14 @@ class PlanExecutor:
             report["exception"] = {"type": "MissingEntryPoint", "message": str(exc), "traceback": ""}
         except StepTimeout:
             report["exception"] = {"type": "StepTimeout",
-                                   "message": f"step ran longer than {timeout} s", "traceback": ""}
+                                   "message": f"step ran longer than {timeout} s of CPU time", "traceback": ""}
         except BaseException as exc:  # noqa: BLE001 - the candidate's exception is data, not a crash
             if isinstance(exc, KeyboardInterrupt) and not self.use_alarm:
                 raise
             report["exception"] = describe_exception(exc, self.module_file)
         finally:
             if armed:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+                _disarm_step_timers()
             if audit is not None:
                 report["ops_seen"] = sorted(audit.seen)[:MAX_OPS_REPORTED]
                 report["forbidden_ops"] = sorted(audit.forbidden)
@@ -588,6 +600,12 @@ def _on_alarm(signum, frame):
     raise StepTimeout()
 
 
+def _disarm_step_timers() -> None:
+    """Stop both per-step timers (CPU ``ITIMER_PROF`` and wall-clock ``ITIMER_REAL``)."""
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Sandbox entry point: ``python runner.py INPUT_DIR``. Returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
@@ -620,6 +638,7 @@ def main(argv: list[str] | None = None) -> int:
     attempts: list[str] = []
     sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))
     signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_alarm)
     import_report: dict[str, Any] = {"ok": False, "exception": None, "forbidden_imports": attempts}
     start = time.perf_counter()
     try:

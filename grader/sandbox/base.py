@@ -57,7 +57,8 @@ class Limits:
         wall_seconds: wall-clock deadline for the whole run, enforced by the host (seconds).
         cpu_seconds: CPU time for the whole run (seconds).
         memory_bytes: address space (process backend) or memory cgroup limit (docker) (bytes).
-        step_seconds: wall-clock limit of one plan step, enforced inside the runner (seconds).
+        step_seconds: CPU-time limit of one plan step, enforced inside the runner (seconds; the
+            same under any load), with a wall-clock backstop of several times that.
         output_bytes: how much of the submission's stdout/stderr is kept for display (bytes).
         result_bytes: cap on the result channel; bytes past it are discarded (bytes).
         max_processes: process/thread limit.
