@@ -624,8 +624,13 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
               help="Size cap of one submitted file.")
 @click.option("--rate-limit", type=click.IntRange(min=1), default=30, show_default=True,
               help="Submissions per candidate per minute.")
+@click.option("--warm", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Sandboxes each worker keeps started ahead, NumPy imported (process sandbox; one per "
+                   "submission, never reused). 0: none.")
+@click.option("--warm-torch", type=click.IntRange(min=0), default=None,
+              help="The same for torch exercises (torch imported). [default: --warm]")
 def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max_upload_bytes: int,
-              rate_limit: int) -> None:
+              rate_limit: int, warm: int, warm_torch: int | None) -> None:
     """Run the interview-mode grading service (JSON API and web pages on uvicorn).
 
     Needs GRADER_INTERVIEWER_TOKEN (at least 16 characters) in the environment; it is removed from
@@ -658,7 +663,8 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
     try:
         app = create_app(Settings(db_url=db_url, interviewer_token=token, sandbox=sandbox, workers=workers,
                                   max_source_bytes=max_upload_bytes, max_body_bytes=max_upload_bytes * 2 + 65536,
-                                  rate_limit=rate_limit))
+                                  rate_limit=rate_limit, warm_numpy=warm,
+                                  warm_torch=warm if warm_torch is None else warm_torch))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
     uvicorn.run(app, host=host, port=port, log_level="info")

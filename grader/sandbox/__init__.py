@@ -23,7 +23,7 @@ def _docker_backend():
 
 
 def select_sandbox(name: str = "auto", *, require_isolation: bool = False) -> tuple[Sandbox, str]:
-    """Pick a backend.
+    """Pick a backend (through the warm pool installed in this process, if any: ``grader.sandbox.pool``).
 
     Args:
         name: ``auto`` (docker when an engine and the image are ready, else process), ``process``
@@ -45,13 +45,19 @@ def select_sandbox(name: str = "auto", *, require_isolation: bool = False) -> tu
     if name in ("auto", "docker"):
         docker, why = _docker_backend()
         if docker is not None:
-            return docker, f"docker ({why})" if name == "auto" else "docker (requested)"
+            return _pooled(docker), f"docker ({why})" if name == "auto" else "docker (requested)"
         if name == "docker" or require_isolation:
             raise SandboxUnavailable(f"the docker sandbox is not ready: {why}. "
                                      "Run `grade sandbox status` to see what is missing.")
         from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
 
-        return ProcessSandbox(), f"process (auto: {why})"
+        return _pooled(ProcessSandbox()), f"process (auto: {why})"
     from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
 
-    return ProcessSandbox(), "process (requested)"
+    return _pooled(ProcessSandbox()), "process (requested)"
+
+
+def _pooled(backend):
+    from grader.sandbox.pool import wrap  # noqa: PLC0415
+
+    return wrap(backend)

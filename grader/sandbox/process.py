@@ -27,8 +27,10 @@ import time
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
+from grader.run.runner import READY_LINE
+from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
+                                 SandboxRun, SandboxUnavailable)
 from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, process_tree_cpu_seconds
-from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 
 NOBODY_UID = 65534
 #: Environment variables passed through: they pick correct OpenBLAS kernels on some CPUs.
@@ -180,33 +182,99 @@ class ProcessSandbox:
             shutil.rmtree(root, ignore_errors=True)
 
     def _run_in(self, root: str, job: SandboxJob, limits: Limits) -> SandboxRun:
+        input_dir = self._prepare(root)
+        _write_job(input_dir, job)
+        start = time.monotonic()
+        proc, readers = self._spawn(root, limits, wait_for_job=None)
+        return self._attend(proc, readers, limits, start)
+
+    def _prepare(self, root: str) -> str:
+        """Make ``root/input`` (holding the runner) and ``root/scratch`` (the submission's, owned by
+        ``nobody`` when privileges are dropped); return the input folder."""
         input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
         os.mkdir(input_dir)
         os.mkdir(scratch)
-        for name, data in job.input_files().items():
-            with open(os.path.join(input_dir, name), "wb") as fh:
-                fh.write(data)
-            os.chmod(os.path.join(input_dir, name), 0o444)
         os.chmod(root, 0o755)
-        os.chmod(input_dir, 0o555)
+        os.chmod(input_dir, 0o755)
+        for name, path in (("runner.py", RUNNER_PATH), ("instruments.py", INSTRUMENTS_PATH)):
+            _write_readonly(os.path.join(input_dir, name), path.read_bytes())
         if self._drop_user:
             os.chown(scratch, NOBODY_UID, NOBODY_UID)
-        argv = [self.python, "-I", os.path.join(input_dir, "runner.py"), input_dir]
+        return input_dir
+
+    def _spawn(self, root: str, limits: Limits, wait_for_job: str | None):
+        """Start the launcher on the runner in ``root``; with ``wait_for_job`` (``numpy`` or
+        ``torch``) the runner imports that runtime and blocks reading its stdin until the host has
+        written the job (``runner.py --wait``). Returns ``(proc, (results_reader, output_reader))``.
+
+        Raises:
+            SandboxUnavailable: the interpreter cannot be started.
+        """
+        input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
+        argv = [self.python, "-I", os.path.join(input_dir, "runner.py")]
+        argv += (["--wait", wait_for_job] if wait_for_job else []) + [input_dir]
         cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
                              self._drop_user)
-        start = time.monotonic()
         try:
             proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], cwd=scratch,
                                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stdin=subprocess.PIPE if wait_for_job else subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
         timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid))
-        results_reader = CappedReader(proc.stdout, limits.result_bytes, timeline)
-        output_reader = CappedReader(proc.stderr, limits.output_bytes)
-        results_reader.start()
-        output_reader.start()
+        readers = (CappedReader(proc.stdout, limits.result_bytes, timeline),
+                   CappedReader(proc.stderr, limits.output_bytes))
+        readers[1].start()
+        if not wait_for_job:
+            readers[0].start()
+        return proc, readers
+
+    def start_warm(self, runtime: str, limits: Limits) -> "WarmProcess":
+        """Start a runner ahead of its job (the warm pool, ``grader.sandbox.pool``): a fresh launcher
+        and runner with ``limits`` already in force, ``runtime`` (``numpy`` or ``torch``) imported,
+        waiting on its stdin. Give it exactly one job with ``run_warm``, or ``discard`` it.
+
+        Raises:
+            SandboxUnavailable: the interpreter cannot be started.
+        """
+        root = tempfile.mkdtemp(prefix="grade-process-warm-")
+        try:
+            self._prepare(root)
+            proc, readers = self._spawn(root, limits, wait_for_job=runtime)
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+        warm = WarmProcess(root=root, proc=proc, readers=readers, limits=limits, runtime=runtime)
+        warm.ready_thread.start()
+        return warm
+
+    def run_warm(self, warm: "WarmProcess", job: SandboxJob) -> SandboxRun:
+        """Give ``warm`` its one job and attend the run (``Sandbox.run``'s contract; the wall-clock
+        deadline counts from the job's delivery). The process and its folder are gone afterwards,
+        whatever happened. A warm runner that already died gives an ``infrastructure_error`` run.
+        """
+        try:
+            if warm.used:
+                raise RuntimeError("a warm sandbox runs one job only")
+            warm.used = True
+            _write_job(os.path.join(warm.root, "input"), job)
+            start = time.monotonic()
+            try:
+                warm.proc.stdin.write(b"go\n")
+                warm.proc.stdin.close()
+            except (BrokenPipeError, OSError) as exc:
+                warm.discard()
+                return SandboxRun(results=decode_stream(b""), infrastructure_error=(
+                    f"the warm sandbox had ended before its job arrived ({type(exc).__name__})"))
+            return self._attend(warm.proc, warm.readers, warm.limits, start, warm.ready_thread)
+        finally:
+            warm.discard()
+
+    def _attend(self, proc, readers, limits: Limits, start: float, ready_thread=None) -> SandboxRun:
+        results_reader, output_reader = readers
+        timeline = results_reader.timeline
         timed_out = False
         try:
             proc.wait(timeout=limits.wall_seconds)
@@ -220,7 +288,10 @@ class ProcessSandbox:
                 pass
             proc.wait()
         # A daemon that left the session may hold the pipes open: do not wait on it forever.
-        results_reader.join(timeout=5)
+        if ready_thread is not None:
+            ready_thread.join(timeout=5)  # it starts the result channel's reader
+        if results_reader.ident is not None:
+            results_reader.join(timeout=5)
         output_reader.join(timeout=5)
         proc.stdout.close()
         proc.stderr.close()
@@ -239,3 +310,83 @@ class ProcessSandbox:
             output_truncated=output_reader.truncated,
             wall_seconds=time.monotonic() - start,
         )
+
+
+def _write_readonly(path: str, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+    os.chmod(path, 0o444)
+
+
+def _write_job(input_dir: str, job: SandboxJob) -> None:
+    """Write the job's files into ``input_dir`` (read-only), then make the folder read-only."""
+    for name, data in job.input_files().items():
+        if name in ("runner.py", "instruments.py") and os.path.exists(os.path.join(input_dir, name)):
+            continue
+        _write_readonly(os.path.join(input_dir, name), data)
+    os.chmod(input_dir, 0o555)
+
+
+class WarmProcess:
+    """A runner started ahead of its one job (``ProcessSandbox.start_warm``).
+
+    Attributes:
+        root: its run folder (``input/``, ``scratch/``), removed by ``discard``.
+        proc: the launcher/runner process (its own session).
+        readers: the result-channel and output readers, draining since the start.
+        limits: the limits in force (rlimits are set at the start, so a job needs equal limits).
+        runtime: ``numpy`` or ``torch``: what it imported while waiting.
+        used: it was given its job (never given another).
+        ready: set once its runtime is imported (it wrote ``runner.READY_LINE``).
+    """
+
+    def __init__(self, root: str, proc, readers, limits: Limits, runtime: str):
+        self.root, self.proc, self.readers, self.limits, self.runtime = root, proc, readers, limits, runtime
+        self.used = False
+        self.started = time.monotonic()
+        #: set once the runner has imported its runtime and waits for the job
+        self.ready = threading.Event()
+        #: reads the ready line, then starts the result channel's reader
+        self.ready_thread = threading.Thread(target=self._await_ready, daemon=True, name="warm-ready")
+
+    def _await_ready(self) -> None:
+        """Read the runner's ready line off the result channel, then start the channel's reader."""
+        fd, seen = self.proc.stdout.fileno(), b""
+        try:
+            while len(seen) < len(READY_LINE) and READY_LINE.startswith(seen):
+                chunk = os.read(fd, len(READY_LINE) - len(seen))
+                if not chunk:
+                    break
+                seen += chunk
+        except OSError:
+            pass
+        if seen == READY_LINE:
+            self.ready.set()
+        else:  # not the runner's line (it died importing): keep what came for the record
+            self.readers[0].feed(seen)
+        self.readers[0].start()
+
+    def alive(self) -> bool:
+        """The runner is still waiting (it has not exited)."""
+        return self.proc.poll() is None
+
+    def discard(self) -> None:
+        """Kill the process's session and remove its folder (idempotent)."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL of our own child
+            pass
+        self.ready_thread.join(timeout=5)
+        for reader in self.readers:
+            if reader.ident is not None:
+                reader.join(timeout=5)
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except (OSError, AttributeError):
+                pass
+        shutil.rmtree(self.root, ignore_errors=True)

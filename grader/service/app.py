@@ -45,6 +45,8 @@ class Settings:
         max_body_bytes: cap of a whole request body (bytes); past it the request gets 413.
         rate_limit: submissions per candidate per ``rate_window_s`` seconds.
         poll_s: seconds an idle worker waits before looking at the queue again.
+        warm_numpy, warm_torch: sandboxes each worker keeps started ahead with NumPy / torch imported
+            (``grader.sandbox.pool``; ``process`` backend only, docker runs cold); 0 turns it off.
     """
 
     db_url: str
@@ -56,6 +58,8 @@ class Settings:
     rate_limit: int = 30
     rate_window_s: float = 60.0
     poll_s: float = 1.0
+    warm_numpy: int = 1
+    warm_torch: int = 1
 
 
 class BodyLimit:
@@ -187,7 +191,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         back = requeue_running(app.state.sessions)
         if back:
             log.warning("re-queued %d submissions left running by a previous server", back)
-        pool = WorkerPool(app.state.sessions, settings.workers, settings.sandbox, settings.poll_s)
+        pool = WorkerPool(app.state.sessions, settings.workers, settings.sandbox, settings.poll_s,
+                          warm={"numpy": settings.warm_numpy, "torch": settings.warm_torch})
         app.state.pool = pool
         if start_workers:
             pool.start()

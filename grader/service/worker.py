@@ -61,16 +61,27 @@ def _on_sigterm(_signum, _frame) -> None:
     raise KeyboardInterrupt  # the sandbox backend's own clean-up runs on the way out
 
 
-def _grading_process_init(server_pid: int) -> None:
+def _grading_process_init(server_pid: int, sandbox: str = "docker", warm: dict | None = None) -> None:
     """In each grading process: leave Ctrl-C to the server (which stops the pool itself), and die
     with the server: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` (Linux) makes the kernel send SIGTERM when
-    the server is killed, even by ``kill -9``, so no grading process outlives it."""
+    the server is killed, even by ``kill -9``, so no grading process outlives it.
+
+    With ``warm`` (sandboxes kept waiting per runtime, ``{"numpy": n, "torch": m}``) and a backend
+    that supports it (``process``), a ``grader.sandbox.pool.WarmPool`` is installed in the process:
+    its gradings take a sandbox started ahead (one per submission, never reused). Its waiting
+    runners exit when this process ends (end of file on their stdin), and are discarded at exit.
+    """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     if os.getppid() != server_pid:  # the server died before prctl took effect
         os._exit(0)
+    if warm and any(warm.values()) and sandbox == "process":
+        from grader.sandbox.pool import WarmPool, install  # noqa: PLC0415
+        from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+        install(WarmPool(ProcessSandbox(), warm))
 
 
 class GradingProcesses:
@@ -81,10 +92,16 @@ class GradingProcesses:
     disturb each other's figures (a correct softmax then failed ``memory_scaling`` under load).
     A process that dies breaks the pool; it is rebuilt and the submission counts as an
     infrastructure error (retried). The processes die with the server (``_grading_process_init``).
+
+    Args:
+        n: grading processes.
+        sandbox: the backend they grade in (``docker`` or ``process``).
+        warm: sandboxes each process keeps started ahead, by runtime (``{"numpy": n, "torch": m}``;
+            ``grader.sandbox.pool``); only the ``process`` backend supports it, others run cold.
     """
 
-    def __init__(self, n: int):
-        self.n = n
+    def __init__(self, n: int, sandbox: str = "docker", warm: dict | None = None):
+        self.n, self.sandbox, self.warm = n, sandbox, dict(warm or {})
         self._lock = threading.Lock()
         self._pool = None
 
@@ -92,7 +109,8 @@ class GradingProcesses:
         with self._lock:
             if self._pool is None:
                 self._pool = ProcessPoolExecutor(self.n, mp_context=multiprocessing.get_context("spawn"),
-                                                 initializer=_grading_process_init, initargs=(os.getpid(),))
+                                                 initializer=_grading_process_init,
+                                                 initargs=(os.getpid(), self.sandbox, self.warm))
             return self._pool
 
     def __call__(self, exercise_id: str, source: bytes, seed: int, sandbox: str) -> dict:
@@ -148,11 +166,12 @@ class WorkerPool:
         n: number of workers (each grades one submission at a time).
         sandbox: ``docker`` or ``process``.
         poll_s: seconds a worker sleeps when the queue is empty, unless ``wake`` is called.
+        warm: warm sandboxes per grading process, by runtime (see ``GradingProcesses``).
     """
 
-    def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0):
+    def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0, warm: dict | None = None):
         self.factory, self.n, self.sandbox, self.poll_s = factory, n, sandbox, poll_s
-        self.grade = GradingProcesses(n)
+        self.grade = GradingProcesses(n, sandbox, warm)
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._threads: list[threading.Thread] = []
