@@ -248,7 +248,10 @@ def raises(*exception_names: str, when: str) -> Callable[[JudgeContext], Outcome
 
 
 def dtype_preserved(path: Sequence[int] = (), name: str = "output") -> Callable[[JudgeContext], Outcome]:
-    """Judge: the output at ``path`` has the dtype the reference returns (the input's dtype)."""
+    """Judge: the output at ``path`` has the dtype the reference returns (the input's dtype), and is
+    of the track's kind: a ``torch.Tensor`` where the reference returns one (the PyTorch track), a
+    NumPy array where it returns one (the NumPy track). Value checks judge neither (one mistake, one
+    deduction)."""
 
     def judge(ctx: JudgeContext) -> Outcome:
         failed = failure_from_exception(ctx)
@@ -258,6 +261,12 @@ def dtype_preserved(path: Sequence[int] = (), name: str = "output") -> Callable[
         got_desc = output_descriptor(ctx.got, path)
         if not got_desc or got_desc.get("kind") != "array":
             return Outcome(Verdict.FAILED, f"'{name}' should be an array, got {describe_value(got_desc)}.")
+        if exp_desc and ("torch_dtype" in exp_desc) != ("torch_dtype" in got_desc):
+            want_kind, have_kind = (("a torch.Tensor (this is the PyTorch track)", "a NumPy array")
+                                    if "torch_dtype" in exp_desc else
+                                    ("a NumPy array (this is the NumPy track)", "a torch.Tensor"))
+            return Outcome(Verdict.FAILED, f"'{name}' should be {want_kind}, got {have_kind}.",
+                           {"got_kind": have_kind, "expected_kind": want_kind})
         want, have = dtype_name(exp_desc), dtype_name(got_desc)
         if want != have:
             return Outcome(Verdict.FAILED, f"'{name}' has the wrong dtype: got {have}, expected {want} "
