@@ -9,6 +9,7 @@ machine is a warm median <= 0.6 s for softmax and <= 2.0 s for mha. The service 
 default warm pool (``--warm 1``: process sandboxes started ahead; the docker backend is not pooled).
 
     python benchmarks/bench_service.py [--rounds 10] [--sandbox process|docker] [--exercises softmax mha]
+                                       [--warm N] [--warm-torch M]
 """
 
 from __future__ import annotations
@@ -53,6 +54,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--sandbox", choices=["process", "docker"], default="process")
     parser.add_argument("--exercises", nargs="+", default=["softmax", "mha"])
+    parser.add_argument("--warm", type=int, default=None, help="grade serve --warm N (default: the server's)")
+    parser.add_argument("--warm-torch", type=int, default=None, help="grade serve --warm-torch M")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="bench-service-"))
     port = _port()
@@ -60,7 +63,9 @@ def main() -> None:
     env = {**os.environ, "GRADER_INTERVIEWER_TOKEN": TOKEN, "PYTHONPATH": str(ROOT)}
     log = open(tmp / "server.log", "wb")
     server = subprocess.Popen([sys.executable, "-m", "grader.cli", "serve", "--db", f"sqlite:///{tmp / 'b.db'}",
-                               "--port", str(port), "--sandbox", args.sandbox, "--rate-limit", "100000"],
+                               "--port", str(port), "--sandbox", args.sandbox, "--rate-limit", "100000"]
+                              + (["--warm", str(args.warm)] if args.warm is not None else [])
+                              + (["--warm-torch", str(args.warm_torch)] if args.warm_torch is not None else []),
                               env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         with httpx.Client(base_url=url, timeout=120) as http:
