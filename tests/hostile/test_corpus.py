@@ -6,7 +6,10 @@ Each case file's docstring carries ``key: value`` lines (parsed by ``Expectation
 ``expect``        the scorecard status under docker (``a|b``: either)
 ``process``       the status under the process backend (default: ``expect``), or ``skip: why``
 ``passes``        the checks that must pass, every other must not: ``none``, ``all`` or ``id,id``;
-                  ``|`` separates acceptable alternatives
+                  ``|`` separates acceptable alternatives. ``input_unchanged`` is judged whether or
+                  not the answer is right (one mistake, one deduction), so a hostile case that
+                  returns garbage without touching its input passes it: its point is worth no more
+                  than what an honest non-mutating wrong answer earns.
 ``verdicts``      verdicts that must appear among the checks
 ``limits``        ``Limits`` overrides (``wall_seconds=5 memory_bytes=...``)
 ``exercise``      the exercise (default ``softmax``)

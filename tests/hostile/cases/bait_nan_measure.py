@@ -2,7 +2,7 @@
 the probe judge raises (an infrastructure error) instead of failing.
 
 expect: crashed
-passes: none
+passes: input_unchanged
 output-has: CHANNEL: fd
 """
 import io

@@ -5,7 +5,7 @@ submission could not compute itself: the values are judged on the host, and fail
 figures are evidence, not proof: forged ones may pass memory_scaling, see SECURITY.md.)
 
 expect: graded|crashed
-passes: dtype_preserved|dtype_preserved,memory_scaling
+passes: dtype_preserved,input_unchanged|dtype_preserved,input_unchanged,memory_scaling
 output-has: CHANNEL: fd
 """
 import io

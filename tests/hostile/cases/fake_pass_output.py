@@ -2,7 +2,7 @@
 sys.__stdout__, fd 1 and fd 2, but answers nothing (None).
 
 expect: graded
-passes: none|memory_scaling
+passes: input_unchanged|input_unchanged,memory_scaling
 output-has: @@GRADER-FRAME
 """
 import json

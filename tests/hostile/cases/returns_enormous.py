@@ -3,7 +3,7 @@
 100 MB string, an int of a million bits, a generator, a set.
 
 expect: graded
-passes: none|memory_scaling
+passes: input_unchanged|input_unchanged,memory_scaling
 host: memory
 """
 import numpy as np

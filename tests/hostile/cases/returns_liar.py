@@ -2,7 +2,7 @@
 shape, shape/dtype attributes, __len__, __float__) instead of an array.
 
 expect: graded
-passes: none|memory_scaling
+passes: input_unchanged|input_unchanged,memory_scaling
 """
 import numpy as np
 

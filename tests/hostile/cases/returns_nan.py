@@ -2,7 +2,7 @@
 "not greater than the tolerance" would pass it).
 
 expect: graded
-passes: dtype_preserved|dtype_preserved,memory_scaling
+passes: dtype_preserved,input_unchanged|dtype_preserved,input_unchanged,memory_scaling
 """
 import numpy as np
 

@@ -3,7 +3,7 @@ __array__ and comparison methods all claim a perfect match, and whose __reduce__
 marker file on the host if anything there ever pickled or unpickled it.
 
 expect: graded
-passes: dtype_preserved|dtype_preserved,memory_scaling
+passes: dtype_preserved,input_unchanged|dtype_preserved,input_unchanged,memory_scaling
 host: no-unpickle
 """
 import numpy as np

@@ -1,7 +1,7 @@
 """Hostile: returns an object-dtype array of objects that equal everything.
 
 expect: graded
-passes: none|memory_scaling
+passes: input_unchanged|input_unchanged,memory_scaling
 """
 import numpy as np
 

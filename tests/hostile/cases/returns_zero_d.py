@@ -1,7 +1,7 @@
 """Hostile: returns 0-d arrays and NumPy scalars (1/n, which broadcast against any answer).
 
 expect: graded
-passes: dtype_preserved|dtype_preserved,memory_scaling
+passes: dtype_preserved,input_unchanged|dtype_preserved,input_unchanged,memory_scaling
 """
 import numpy as np
 
