@@ -182,3 +182,25 @@ def test_hostile_imports_behave_the_same_in_a_pooled_sandbox(pooled, source, sta
     assert pool.served == 1
     assert cold.status == status
     assert _essence(warm) == _essence(cold)
+
+
+def test_a_key_that_still_has_a_sandbox_is_replenished_only_between_runs():
+    exercise = get_exercise("softmax")
+    pool = WarmPool(ProcessSandbox(), {"numpy": 2, "torch": 0}, poll_s=0.05)
+    try:
+        assert pool.wait_ready("numpy", exercise.limits, timeout=120)
+        deadline = time.monotonic() + 120
+        while pool.waiting() < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        taken = pool.take("numpy", exercise.limits)
+        pool.running(+1)  # as PooledSandbox.run does around the run
+        time.sleep(1.0)
+        assert pool.waiting() == 1 and pool.started == 2  # one left: no start during the run
+        pool.running(-1)
+        deadline = time.monotonic() + 60
+        while pool.started < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool.started == 3  # replaced once the run was over
+        taken.discard()
+    finally:
+        pool.close()

@@ -9,6 +9,8 @@ pool starts a fresh one in the background. So a submission still gets a fresh pr
 with the same limits, isolation and inputs as a cold run (nothing of the grader but the plan, the
 input arrays and the submission enters it); only the runtime import has already happened.
 
+Replacements are started in the background; while a pooled run is in flight, only keys left with no
+waiting sandbox get one (so with two per key, the import of the next never competes with a run).
 Sandboxes are keyed by ``(runtime, limits)``: rlimits are set when the process starts, so a job is
 given only a sandbox started with its exact limits. Keys are learnt on demand (the first job of a key
 runs cold and asks for the key to be kept warm) or given ahead with ``prime``; at most ``max_keys``
@@ -73,6 +75,7 @@ class WarmPool:
         self._ready: OrderedDict[tuple[str, Limits], list] = OrderedDict()
         self._cond = threading.Condition()  # waits are bounded by poll_s: readiness is not notified
         self._closed = False
+        self._in_flight = 0  # pooled runs under way (``PooledSandbox.run``)
         self.started = 0  # sandboxes started by the pool (for tests and reports)
         self.served = 0  # jobs given to a pooled sandbox
         self.cold = 0  # jobs that found none ready
@@ -116,6 +119,13 @@ class WarmPool:
         self.prime(runtime, limits)
         return None
 
+    def running(self, delta: int) -> None:
+        """Count a pooled run in (+1) or out (-1): replacements of keys that still have a waiting
+        sandbox are started only between runs."""
+        with self._cond:
+            self._in_flight += delta
+            self._cond.notify_all()
+
     def waiting(self) -> int:
         """How many started sandboxes are waiting now."""
         with self._cond:
@@ -140,7 +150,9 @@ class WarmPool:
             for dead in set(self._ready[key]) - set(alive):
                 threading.Thread(target=dead.discard, daemon=True).start()
             self._ready[key] = alive
-            if len(alive) < self.sizes[key[0]]:
+            # While a pooled run is in flight, a key that still has a sandbox waits: a start (torch's
+            # import) would take CPU from the run; a key with none starts at once.
+            if len(alive) < self.sizes[key[0]] and (not alive or not self._in_flight):
                 return key
         return None
 
@@ -214,7 +226,11 @@ class PooledSandbox:
         warm = self.pool.take(runtime_of(job), limits) if supports_warm(self.backend) else None
         if warm is None:
             return self.backend.run(job, limits)
-        run = self.backend.run_warm(warm, job)
+        self.pool.running(+1)
+        try:
+            run = self.backend.run_warm(warm, job)
+        finally:
+            self.pool.running(-1)
         if run.infrastructure_error and run.results.started is None:  # it died waiting: run it cold instead
             log.warning("warm pool: %s; running cold", run.infrastructure_error)
             return self.backend.run(job, limits)
