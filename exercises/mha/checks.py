@@ -283,6 +283,9 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
           note="mask of integer 0 / 1")
     c.add("numeric_mask", rng, B=2, L_q=5, D=8, H=2, self_attn=True, dtype="float64", mask=causal_mask(5, 5),
           mask_dtype="float64", note="mask of 0.0 / 1.0")
+    own = np.random.default_rng(3)  # its own stream: the cases after it keep their inputs
+    c.add("numeric_mask", own, B=2, L_q=5, L_k=6, D=8, H=2, mask=padding_mask(own, 2, 6) * np.int64(3),
+          mask_dtype="int64", note="mask of integer 0 / 3: any nonzero value may attend, not only 1")
     empty = padding_mask(rng, 3, 5)
     empty[1] = False
     c.add("fully_masked_rows", rng, B=3, L_q=4, L_k=5, D=8, H=2, mask=empty, note="batch 1: every key masked")
