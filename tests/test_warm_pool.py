@@ -7,6 +7,7 @@ import dataclasses
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -159,12 +160,22 @@ def test_waiting_runners_end_when_their_grading_process_is_killed(tmp_path):
         assert pool.wait_ready("numpy", lim, timeout=120)
         with pool._cond:
             print(*[w.proc.pid for r in pool._ready.values() for w in r], flush=True)
+        print(os.getpid(), file=sys.stderr, flush=True)
         os._exit(0)  # as if killed: no clean-up runs
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180)
     pids = [int(p) for p in out.stdout.split()]
     assert pids, out.stderr
     assert _wait_gone(pids, 30) == []
+    left = [p for p in Path(tempfile.gettempdir()).glob("grade-process-warm-*")
+            if p.name.split("-")[3] in {str(pid) for pid in _owner_pids(out.stderr)}]
+    assert left, "the killed grader's folder should still be there"
+    WarmPool(ProcessSandbox(), {"numpy": 0, "torch": 0}).close()  # a new pool sweeps it
+    assert not any(p.exists() for p in left)
+
+
+def _owner_pids(stderr: str) -> list[int]:
+    return [int(x) for x in stderr.split() if x.isdigit()]
 
 
 HANGS = b"while True:\n    pass\n"

@@ -80,6 +80,9 @@ class WarmPool:
         self.served = 0  # jobs given to a pooled sandbox
         self.cold = 0  # jobs that found none ready
         self._thread: threading.Thread | None = None
+        sweep = getattr(backend, "sweep_warm_folders", None)
+        if callable(sweep):
+            sweep()  # what a killed grader left behind
         if supports_warm(backend) and any(self.sizes.values()):
             self._thread = threading.Thread(target=self._fill_loop, name="warm-pool", daemon=True)
             self._thread.start()

@@ -239,7 +239,7 @@ class ProcessSandbox:
         Raises:
             SandboxUnavailable: the interpreter cannot be started.
         """
-        root = tempfile.mkdtemp(prefix="grade-process-warm-")
+        root = tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{os.getpid()}-")
         try:
             self._prepare(root)
             proc, readers = self._spawn(root, limits, wait_for_job=runtime)
@@ -249,6 +249,11 @@ class ProcessSandbox:
         warm = WarmProcess(root=root, proc=proc, readers=readers, limits=limits, runtime=runtime)
         warm.ready_thread.start()
         return warm
+
+    @staticmethod
+    def sweep_warm_folders() -> list[str]:
+        """See the module function ``sweep_warm_folders`` (called by ``WarmPool`` at its start)."""
+        return sweep_warm_folders()
 
     def run_warm(self, warm: "WarmProcess", job: SandboxJob) -> SandboxRun:
         """Give ``warm`` its one job and attend the run (``Sandbox.run``'s contract; the wall-clock
@@ -310,6 +315,29 @@ class ProcessSandbox:
             output_truncated=output_reader.truncated,
             wall_seconds=time.monotonic() - start,
         )
+
+
+#: Folder-name prefix of warm sandboxes: ``grade-process-warm-<pid of the grader that owns it>-...``.
+WARM_PREFIX = "grade-process-warm-"
+
+
+def sweep_warm_folders(tmp: str | None = None) -> list[str]:
+    """Remove the folders of warm sandboxes whose owning grader process is gone (one killed before
+    it could discard them; its waiting runners exited on their own). Returns the folders removed."""
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        if not name.startswith(WARM_PREFIX):
+            continue
+        pid = name[len(WARM_PREFIX):].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+            removed.append(os.path.join(tmp, name))
+    return removed
 
 
 def _write_readonly(path: str, data: bytes) -> None:
