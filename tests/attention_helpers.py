@@ -10,9 +10,10 @@ from grader.run.runner import load_submission
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def judge_in_process(exercise_id: str, path: Path, seed: int = 7) -> dict:
-    """Outcomes by check id for the module at ``path``, judged exactly as the host judges a run."""
-    ex = get_exercise(exercise_id)
+def judge_in_process(exercise_id: str, path: Path, seed: int = 7, track: str | None = None) -> dict:
+    """Outcomes by check id for the module at ``path`` (graded in ``track``, None: the default one),
+    judged exactly as the host judges a run."""
+    ex = get_exercise(exercise_id, track=track)
     plan = build_plan(ex, seed)
     ref = ex.load_reference()
     expected = run_in_process(plan.wire(), plan.arrays, ref)

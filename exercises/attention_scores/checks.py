@@ -189,6 +189,13 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
          causal.astype(np.float32), note="float 0/1 mask")
     scores("mask_numeric", _rand(rng, (2, 2, 5, 8)), _rand(rng, (2, 2, 7, 8)), pad[:2].astype(np.int64),
            note="int 0/1 mask")
+    own = np.random.default_rng(3)  # its own stream: the cases after it keep their inputs
+    m3 = np.tril(np.ones((5, 7), dtype=np.int64), k=2) * np.int64(3)
+    sdpa("mask_numeric", _rand(own, (2, 5, 8)), _rand(own, (2, 7, 8)), _rand(own, (2, 7, 6)), m3,
+         note="int 0/3 mask: any nonzero value may attend, not only 1")
+    mf = (np.tril(np.ones((6, 6)), k=0) * own.choice([0.5, -2.0], size=(6, 6))).astype(np.float32)
+    scores("mask_numeric", _rand(own, (2, 2, 6, 8)), _rand(own, (2, 2, 6, 8)), mf,
+           note="float mask of 0 / 0.5 / -2.0: any nonzero value may attend, negative ones too")
     # fully masked rows
     fm = np.tril(np.ones((5, 5), dtype=bool))
     fm[2, :] = False

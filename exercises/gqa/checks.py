@@ -147,6 +147,11 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
           mask_dtype="float32", note="causal and padding, 0.0 / 1.0")
     c.add("masks", rng, B=2, L=5, D=8, H_q=4, H_kv=2, mask=causal_mask(5, 5)[0, 0], mask_dtype="int64",
           note="(L, L) integer 0 / 1")
+    own = np.random.default_rng(3)  # its own stream: the cases after it keep their inputs
+    c.add("masks", own, B=2, L=6, D=16, H_q=4, H_kv=2, mask=(causal_mask(6, 6) & padding_mask(own, 2, 6)) * np.int64(3),
+          mask_dtype="int64", note="integer 0 / 3: any nonzero value may attend, not only 1")
+    c.add("masks", own, B=2, L=5, D=8, H_q=4, H_kv=1, mask=causal_mask(5, 5)[0, 0] * own.choice([0.5, -2.0], size=(5, 5)),
+          mask_dtype="float32", note="(L, L) 0.0 / 0.5 / -2.0: any nonzero value may attend, negative ones too")
     rows = np.ones((2, 1, 5, 5), dtype=bool)
     rows[0, 0, 1, :] = False
     rows[1, :, :, :] = False

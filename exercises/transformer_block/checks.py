@@ -266,6 +266,11 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
           mask_dtype="float32", note="mask of 0.0 / 1.0")
     c.add("numeric_mask", rng, B=3, L=5, D=8, H=2, mask=padding_mask(rng, 3, 5), mask_dtype="int64",
           note="mask of integer 0 / 1")
+    own = np.random.default_rng(3)  # its own stream: the cases after it keep their inputs
+    c.add("numeric_mask", own, B=2, L=6, D=8, H=2, mask=(causal_mask(6) & padding_mask(own, 2, 6)) * np.int64(3),
+          mask_dtype="int64", note="mask of integer 0 / 3: any nonzero value may attend, not only 1")
+    c.add("numeric_mask", own, B=2, L=5, D=8, H=2, mask=causal_mask(5)[0, 0] * own.choice([0.5, -2.0], size=(5, 5)),
+          mask_dtype="float32", note="mask of 0.0 / 0.5 / -2.0: any nonzero value may attend, negative ones too")
     rows = np.ones((2, 1, 5, 5), dtype=bool)
     rows[0, 0, 2, :] = False
     rows[1, 0, 4, :] = False

@@ -1,0 +1,26 @@
+"""Bug: only mask entries equal to 1 may attend (`mask == 1`), where the contract says nonzero / True
+may attend; a 0/1 mask hides it, a mask of 0 / 3 (or 0.5, -2.0) does not.
+
+Must fail: masks
+"""
+
+import math
+
+import torch
+
+
+def grouped_query_attention(x, W_q, W_k, W_v, W_o, num_query_heads, num_kv_heads, mask=None):
+    B, L, D = x.shape
+    if D % num_query_heads or num_query_heads % num_kv_heads:
+        raise ValueError("bad head counts")
+    d_k = D // num_query_heads
+    q = (x @ W_q).view(B, L, num_query_heads, d_k).transpose(1, 2)
+    k = (x @ W_k).view(B, L, num_kv_heads, d_k).transpose(1, 2)
+    v = (x @ W_v).view(B, L, num_kv_heads, d_k).transpose(1, 2)
+    g = num_query_heads // num_kv_heads
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    s = q @ k.transpose(-1, -2) / math.sqrt(d_k)
+    if mask is not None:
+        s = s.masked_fill(mask != 1, float("-inf"))
+    p = torch.nan_to_num(s.softmax(-1), nan=0.0)
+    return (p @ v).transpose(1, 2).reshape(B, L, D) @ W_o
