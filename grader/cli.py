@@ -135,14 +135,29 @@ def _track_flag(ex) -> str:
     return "" if ex.is_default_track else f" --track {ex.track}"
 
 
+def _track_hint(ex, file: Path) -> str | None:
+    """A one-line note when ``file``'s imports name another track of ``ex`` than the one graded."""
+    from grader.grading.exercise import track_for_source  # noqa: PLC0415 - fast --help
+    try:
+        imported = track_for_source(ex.id, file.read_bytes())
+    except OSError:
+        return None
+    if imported is None or imported == ex.track:
+        return None
+    return (f"{file.name} imports {imported} and is graded in the {ex.track} track; "
+            f"for the {imported} track use --track {imported}.")
+
+
 @main.command("list")
 def list_cmd() -> None:
     """List the exercises and their tracks (the default track first)."""
     console = _console()
-    for exercise_id in exercise_ids():
+    ids = exercise_ids()
+    width = max((len(i) for i in ids), default=0) + 1
+    for exercise_id in ids:
         ex = _load(exercise_id)
         tracks = ", ".join(f"{t} (default)" if t == ex.framework else t for t in ex.tracks)
-        console.print(f"[bold]{ex.id:<18}[/bold] {ex.title}  [dim]({len(ex.checks)} checks, "
+        console.print(f"[bold]{ex.id:<{width}}[/bold] {ex.title}  [dim]({len(ex.checks)} checks, "
                       f"{ex.max_score:g} points; tracks: {tracks})[/dim]")
 
 
@@ -154,6 +169,10 @@ def show(exercise_id: str, track: str | None) -> None:
     Exit code 0, or 2 for an unknown ID or track."""
     ex = _load(exercise_id, track)
     click.echo(f"# {ex.title}  [track: {ex.track}; tracks: {', '.join(ex.tracks)}]\n")
+    if not ex.is_default_track:
+        click.echo(f"> You are on the {ex.track} track. The statement below is written for the "
+                   f"{ex.framework} track; the section on tracks at its end says what differs in "
+                   f"the {ex.track} track (inputs, outputs, what is forbidden, what is graded).\n")
     click.echo(ex.spec_path.read_text(encoding="utf-8"))
 
 
@@ -234,6 +253,9 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
         export = _writable_file(export or Path(DEFAULT_EXPORT_NAMES[fmt]), f"{fmt} export")
     err = _console(err=True)
     progress = None if quiet else (lambda msg: err.print(f"[dim]grade: {msg}[/dim]"))
+    hint = _track_hint(ex, file)
+    if hint:
+        err.print(f"grade: note: {hint}")
     try:
         card = grade_submission(ex, file, sandbox=sandbox, seed=seed, require_isolation=require_isolation,
                                 progress=progress)

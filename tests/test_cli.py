@@ -79,3 +79,24 @@ def test_submit_infrastructure_error_exits_3(tmp_path, request, monkeypatch):
                                        "process", "--out", str(tmp_path / "c.json"), "-q"])
     assert result.exit_code == 3
     assert "not the candidate's fault" in result.output
+
+
+def test_list_aligns_titles_past_the_longest_id():
+    lines = [ln for ln in CliRunner().invoke(main, ["list"]).output.splitlines() if ln.strip()]
+    starts = {ln.index(ln.split()[1], len(ln.split()[0])) for ln in lines}
+    assert len(starts) == 1, lines  # every title starts in the same column (positional_encoding too)
+
+
+def test_show_in_the_other_track_says_so_first():
+    out = CliRunner().invoke(main, ["show", "softmax", "--track", "torch"]).output
+    assert "You are on the torch track" in out.splitlines()[2]
+    assert "You are on" not in CliRunner().invoke(main, ["show", "softmax"]).output
+
+
+def test_submit_notes_a_file_written_for_the_other_track(tmp_path):
+    src = tmp_path / "sm.py"
+    src.write_text("import torch\n\n\ndef softmax(x, axis=-1):\n    return x\n", encoding="utf-8")
+    result = CliRunner().invoke(main, ["submit", "softmax", str(src), "--out", str(tmp_path / "c.json")])
+    # graded in the default (NumPy) track, where torch is forbidden; the note names the fix
+    assert result.exit_code == 1
+    assert "imports torch and is graded in the numpy track; for the torch track use --track torch" in result.output
