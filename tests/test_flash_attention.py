@@ -161,3 +161,18 @@ def test_numpy_track_reference_matches_sdpa(L_q, L_k, block, causal):
                                   v.numpy().astype(np.float16), block, causal).dtype == np.float16
     with pytest.raises(ValueError, match="block_size"):
         ref_np.tiled_attention(q.numpy(), k.numpy(), v.numpy(), 0)
+
+
+@pytest.mark.slow
+def test_a_slow_row_by_row_solution_gets_full_marks_in_the_sandbox():
+    """A correct solution that loops over query rows in Python (about 1 s of CPU per memory-probe
+    step): full marks in the real sandbox, because step limits count CPU time, not waiting. Kept
+    out of submissions/samples/ (selfcheck grades samples at several seeds and the noise test twice
+    more, minutes each for this file)."""
+    from grader.grading.grade import grade_submission  # noqa: PLC0415
+
+    card = grade_submission(get_exercise("flash_attention"), ROOT / "tests" / "data" / "flash_row_loop_detached_max.py",
+                            sandbox="process", seed=7)
+    assert card.status == "graded"
+    assert [(c.id, c.verdict) for c in card.checks if c.verdict != "passed"] == []
+    assert card.score == card.max_score

@@ -149,6 +149,11 @@ def test_a_bug_in_a_check_is_an_infrastructure_error(monkeypatch, tmp_path):
         raise RuntimeError("bug in the plan builder")
 
     monkeypatch.setattr(ex.checks_module, "build_plan", broken)
+    # plans already built in this process (other tests, same seed) would bypass the broken builder
+    import collections
+
+    import grader.grading.grade as grade_module
+    monkeypatch.setattr(grade_module, "_ANSWERS", collections.OrderedDict())
     path = tmp_path / "s.py"
     path.write_text(STABLE)
     card = grade_submission(ex, path, sandbox="process", seed=1)

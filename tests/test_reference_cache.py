@@ -127,9 +127,11 @@ def test_turned_off_it_neither_reads_nor_writes(cache, monkeypatch):
 
 @pytest.mark.slow
 def test_a_torch_exercise_graded_again_never_imports_torch_on_the_host(tmp_path):
+    """A correct file: a failing one replays the mistake bank's mutants on the host (diagnosis by
+    replay), which runs torch code there whatever the reference cache holds."""
     code = ("import sys; from grader.grading.exercise import get_exercise; "
             "from grader.grading.grade import grade_submission; "
-            f"c = grade_submission(get_exercise('mha'), {str(SAMPLES / 'mha' / 'bug_unscaled.py')!r}, "
+            f"c = grade_submission(get_exercise('mha'), {str(SAMPLES / 'mha' / 'correct_einsum.py')!r}, "
             "sandbox='process', seed=9); "
             "print(c.status, c.score, 'torch' in sys.modules)")
     env = {**os.environ, "GRADER_CACHE_DIR": str(tmp_path)}
