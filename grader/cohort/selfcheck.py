@@ -69,6 +69,8 @@ class SelfcheckRow:
         scores: score per seed graded (``--seeds N``); ``ok`` is False when they differ.
         mistake: the mistake the file makes (a mutant's own name, a bug sample's ``Mistake:`` line).
         diagnosed: mistake names the scorecard named (``details["mistake"]`` of its checks).
+        timed: complexity checks that were judged by timing instead of counting (probe
+            ``details["method"] == "time"``) at any seed graded; the goal is none for correct files.
     """
 
     exercise: str
@@ -86,6 +88,7 @@ class SelfcheckRow:
     scores: dict = field(default_factory=dict)
     mistake: str | None = None
     diagnosed: list[str] = field(default_factory=list)
+    timed: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """As a JSON-able dict."""
@@ -200,6 +203,8 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
             row = _judge_row(ex, path, kind, cards[0][1], list(mistake.must_fail) if mistake else None)
             row.mistake = mistake.name if mistake else declared_mistake(path) if kind == "bug" else None
             row.scores = {str(s): c.score for s, c in cards}
+            row.timed = sorted({c.id for _, card in cards for c in card.checks
+                                if c.category == "complexity" and (c.details or {}).get("method") == "time"})
             for s, card in cards[1:]:
                 other = _judge_row(ex, path, kind, card, list(mistake.must_fail) if mistake else None)
                 if not other.ok and row.ok:
@@ -251,6 +256,13 @@ def diagnosis_stats(rows: list[SelfcheckRow]) -> DiagnosisStats:
     return DiagnosisStats(len(wrong), len(named), len(precise), len(judged), len(correct))
 
 
+def _by_track(rows: list[SelfcheckRow]) -> dict[tuple[str, str], list[SelfcheckRow]]:
+    groups: dict[tuple[str, str], list[SelfcheckRow]] = {}
+    for r in rows:
+        groups.setdefault((r.exercise, r.track), []).append(r)
+    return groups
+
+
 def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
     """Print the self-check matrix and a one-line total."""
     table = Table()
@@ -272,6 +284,11 @@ def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
     console.print(f"diagnosis: precision {100 * stats.precision:.0f}% ({stats.precise} of {stats.judged} named "
                   f"diagnoses are the file's own mistake), recall {100 * stats.recall:.0f}% ({stats.named} of "
                   f"{stats.wrong_files} wrong files named); correct files diagnosed: {stats.correct_diagnosed}")
+    for (exercise, track), group in _by_track(rows).items():
+        correct = [r for r in group if r.kind in ("reference", "correct")]
+        timed = [r for r in group if r.timed]
+        console.print(f"{exercise} ({track}): complexity judged by timing in {len(timed)} of {len(group)} files"
+                      f" ({len([r for r in correct if r.timed])} of {len(correct)} correct ones; goal: none)")
     console.print(f"{len(rows) - len(bad)} of {len(rows)} files graded as intended"
                   + (f", {len(pending)} expected failures not yet checked" if pending else "")
                   + (f"; {len(bad)} NOT as intended" if bad else ""))
