@@ -281,8 +281,8 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
 
         try:
             export.parent.mkdir(parents=True, exist_ok=True)
-            export.write_text(export_text(fmt, [(file.stem, card if fmt == "gradescope" else shown)]),
-                              encoding="utf-8")
+            export.write_text(export_text(fmt, [(file.stem, card if fmt == "gradescope" else shown)],
+                                          scorecard_paths=[str(out)]), encoding="utf-8")
         except OSError as exc:
             _fail(f"cannot write the {fmt} export to {export}: {exc.strerror or exc}")
         err.print(f"[dim]{fmt} export written to {export}[/dim]")

@@ -67,6 +67,21 @@ def test_submit_exit_codes_and_scorecard(tmp_path, request):
     assert missing.exit_code == 2 and "does not exist" in missing.output
 
 
+def test_submit_csv_export_names_the_scorecard_it_wrote(tmp_path, request):
+    import csv  # noqa: PLC0415
+
+    root = request.config.rootpath
+    out, export = tmp_path / "card.json", tmp_path / "results.csv"
+    result = CliRunner().invoke(main, ["submit", "softmax", str(root / "submissions/samples/softmax/bug_naive_exp.py"),
+                                       "--sandbox", "process", "--seed", "3", "--out", str(out), "-q",
+                                       "--format", "csv", "--export", str(export)])
+    assert result.exit_code == 1, result.output
+    (row,) = list(csv.DictReader(export.open(encoding="utf-8")))
+    assert row["scorecard"] == str(out) and out.exists()
+    assert row["status"] == "graded" and "large_logits" in row["failed_checks"].split(";")
+    assert float(row["score"]) == json.loads(out.read_text())["score"] < float(row["max_score"])
+
+
 def test_submit_infrastructure_error_exits_3(tmp_path, request, monkeypatch):
     import grader.grading.grade as grading
 

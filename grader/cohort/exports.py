@@ -203,8 +203,12 @@ def to_csv(rows: Iterable[dict]) -> str:
     return buf.getvalue()
 
 
-def export_text(fmt: str, cards: Sequence[tuple[str, Scorecard]], *, hidden_visibility: str = "after_published") -> str:
+def export_text(fmt: str, cards: Sequence[tuple[str, Scorecard]], *, hidden_visibility: str = "after_published",
+                scorecard_paths: Sequence[str] | None = None) -> str:
     """The text of an export of ``(label, scorecard)`` pairs in format ``fmt``.
+
+    ``scorecard_paths`` (one per card, same order) fills the CSV's ``scorecard`` column: where each
+    card's JSON was written.
 
     ``gradescope`` takes exactly one scorecard (Gradescope reads one ``results.json`` per submission).
 
@@ -218,7 +222,8 @@ def export_text(fmt: str, cards: Sequence[tuple[str, Scorecard]], *, hidden_visi
     if fmt == "junit":
         return to_junit(cards)
     if fmt == "csv":
-        return to_csv(summary_row(label, card) for label, card in cards)
+        paths = list(scorecard_paths or [""] * len(cards))
+        return to_csv(summary_row(label, card, path) for (label, card), path in zip(cards, paths))
     if fmt == "json":
         docs = [c.to_json() for _, c in cards]
         return json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n"
