@@ -647,8 +647,8 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
 @click.option("--rate-limit", type=click.IntRange(min=1), default=30, show_default=True,
               help="Submissions per candidate per minute.")
 @click.option("--warm", type=click.IntRange(min=0), default=1, show_default=True,
-              help="Sandboxes each worker keeps started ahead, NumPy imported (process sandbox; one per "
-                   "submission, never reused). 0: none.")
+              help="Sandboxes each worker keeps started ahead, NumPy imported (containers with docker, "
+                   "processes with --sandbox process; one per submission, never reused). 0: none.")
 @click.option("--warm-torch", type=click.IntRange(min=0), default=None,
               help="The same for torch exercises (torch imported). [default: --warm]")
 def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max_upload_bytes: int,

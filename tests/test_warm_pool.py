@@ -215,3 +215,217 @@ def test_a_key_that_still_has_a_sandbox_is_replenished_only_between_runs():
         taken.discard()
     finally:
         pool.close()
+
+
+# -- the docker backend's warm containers ------------------------------------------------------------
+
+PRINTS_50MB = b"import sys\nsys.stderr.write('x' * (50 * 1024 * 1024))\nsys.stderr.flush()\n"
+
+
+def _labelled(client) -> list:
+    from grader.sandbox.image import CONTAINER_LABEL  # noqa: PLC0415
+
+    mine = f"attention-grader-{os.getpid()}-"
+    return [c for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}) if c.name.startswith(mine)]
+
+
+@pytest.fixture
+def docker_pooled(docker_sandbox):
+    """A docker-backend pool installed in this process for the test, closed and uninstalled after."""
+    made = []
+
+    def make(sizes):
+        pool = WarmPool(docker_sandbox, sizes, poll_s=0.1)
+        pool_mod.install(pool)
+        made.append(pool)
+        return pool
+
+    yield make
+    pool_mod.install(None)
+    for pool in made:
+        pool.close()
+
+
+def _grade_cold_then_docker_pooled(docker_pooled, exercise_id, source, runtime, seed=11, limits=None):
+    exercise = get_exercise(exercise_id)
+    kw = {"limits": limits} if limits is not None else {}
+    cold = grade_submission(exercise, "submission.py", sandbox="docker", seed=seed, source=source, **kw)
+    pool = docker_pooled({runtime: 1})
+    assert pool.wait_ready(runtime, limits or exercise.limits, timeout=240), "no warm container became ready"
+    warm = grade_submission(exercise, "submission.py", sandbox="docker", seed=seed, source=source, **kw)
+    assert pool.served == 1, "the second grading did not take the waiting container"
+    return cold, warm
+
+
+@pytest.mark.docker
+def test_docker_pooled_softmax_gets_the_same_scorecard_as_a_fresh_container(docker_pooled):
+    source = (ROOT / "submissions/samples/softmax/correct_logsumexp.py").read_bytes()
+    cold, warm = _grade_cold_then_docker_pooled(docker_pooled, "softmax", source, "numpy")
+    assert cold.score == cold.max_score
+    assert _essence(warm) == _essence(cold)
+    assert warm.sandbox["backend"] == cold.sandbox["backend"] == "docker"
+    assert warm.sandbox["isolation"] == cold.sandbox["isolation"]
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_docker_pooled_mha_gets_the_same_scorecard_as_a_fresh_container(docker_pooled):
+    source = (ROOT / "submissions/samples/mha/correct_einsum.py").read_bytes()
+    cold, warm = _grade_cold_then_docker_pooled(docker_pooled, "mha", source, "torch")
+    assert cold.score == cold.max_score
+    assert _essence(warm) == _essence(cold)
+
+
+@pytest.mark.docker
+def test_docker_pooled_wrong_softmax_fails_the_same_checks(docker_pooled):
+    source = (ROOT / "submissions/samples/softmax/bug_naive_exp.py").read_bytes()
+    cold, warm = _grade_cold_then_docker_pooled(docker_pooled, "softmax", source, "numpy")
+    assert cold.score < cold.max_score
+    assert _essence(warm) == _essence(cold)
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("source, status", [(HANGS, "timeout"), (EXITS, "crashed"), (PRINTS_50MB, None)],
+                         ids=["hangs", "exits", "prints-50MB"])
+def test_hostile_imports_behave_the_same_in_a_pooled_container(docker_pooled, source, status):
+    limits = dataclasses.replace(get_exercise("softmax").limits, wall_seconds=5.0, cpu_seconds=5)
+    cold, warm = _grade_cold_then_docker_pooled(docker_pooled, "softmax", source, "numpy", seed=3, limits=limits)
+    if status is not None:
+        assert cold.status == status
+    assert _essence(warm) == _essence(cold)
+
+
+def _trivial_job(submission: bytes = b"def f():\n    return 1\n") -> SandboxJob:
+    return SandboxJob(plan={"version": 1, "steps": [{"id": "s1", "op": "call", "target": "f", "args": [], "kwargs": {}}],
+                            "forbidden_modules": [], "step_timeout_s": 5.0}, arrays={}, submission=submission)
+
+
+@pytest.mark.docker
+def test_a_pooled_container_runs_one_job_and_close_leaves_none(docker_sandbox):
+    from docker.errors import NotFound  # noqa: PLC0415
+
+    limits = get_exercise("softmax").limits
+    pool = WarmPool(docker_sandbox, {"numpy": 1, "torch": 0}, poll_s=0.1)
+    try:
+        assert pool.wait_ready("numpy", limits, timeout=240)
+        first = pool.take("numpy", limits)
+        assert first is not None and first.ready.is_set()
+        first_id, root = first.container.id, first.root
+        run = docker_sandbox.run_warm(first, _trivial_job())
+        assert run.infrastructure_error is None and run.exit_code == 0
+        assert run.results.import_report["ok"] and run.results.done and run.results.steps["s1"].report["ok"]
+        with pytest.raises(NotFound):
+            docker_sandbox.client.containers.get(first_id)  # removed after its one run
+        assert not os.path.exists(root)
+        with pytest.raises(RuntimeError, match="one job"):
+            docker_sandbox.run_warm(first, _trivial_job())
+        assert pool.wait_ready("numpy", limits, timeout=240)  # replenished in the background
+        deadline = time.monotonic() + 60
+        while pool.waiting() < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        with pool._cond:
+            waiting = [w for ready in pool._ready.values() for w in ready]
+        assert waiting and all(w.container.id != first_id for w in waiting)  # a new container, never reused
+        assert _labelled(docker_sandbox.client), "the waiting container should carry our label"
+    finally:
+        pool.close()
+    assert _labelled(docker_sandbox.client) == []  # close() removed every container of ours
+    assert not any(os.path.exists(w.root) for w in waiting)
+
+
+@pytest.mark.docker
+def test_pooled_container_has_the_hardening_of_a_cold_one(docker_sandbox, tmp_path):
+    """HostConfig of a cold run's container (caught while it runs) equals a warm container's."""
+    import threading  # noqa: PLC0415
+
+    limits = get_exercise("softmax").limits
+    seen: dict = {}
+    stop = threading.Event()
+
+    def catch():
+        while not stop.is_set() and "cold" not in seen:
+            for c in _labelled(docker_sandbox.client):
+                seen.setdefault("cold", c.attrs)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=catch, daemon=True)
+    watcher.start()
+    docker_sandbox.run(_trivial_job(b"import time\ntime.sleep(4)\ndef f():\n    return 1\n"), limits)
+    stop.set()
+    watcher.join()
+    warm = docker_sandbox.start_warm("numpy", limits)
+    try:
+        warm.container.reload()
+        hot = warm.container.attrs
+    finally:
+        warm.discard()
+    assert "cold" in seen, "the cold container was not seen while it ran"
+    cold_host, warm_host = dict(seen["cold"]["HostConfig"]), dict(hot["HostConfig"])
+    for host in (cold_host, warm_host):
+        assert [m["Target"] for m in host.pop("Mounts")] == ["/sandbox/input"]
+    assert warm_host == cold_host
+    assert warm_host["ReadonlyRootfs"] and warm_host["NetworkMode"] == "none" and warm_host["CapDrop"] == ["ALL"]
+    assert hot["Config"]["User"] == seen["cold"]["Config"]["User"] == "65534:65534"
+    assert hot["Config"]["Env"] == seen["cold"]["Config"]["Env"]
+    assert hot["Config"]["OpenStdin"] and hot["Config"]["StdinOnce"]  # end of file when the grader goes
+    assert set(hot["Config"]["Labels"]) == set(seen["cold"]["Config"]["Labels"])
+
+
+@pytest.mark.docker
+def test_cpu_spent_importing_before_the_job_is_not_the_jobs(docker_sandbox):
+    """The host's cgroup observation of a warm torch container: torch's import (before ``go``) is not
+    charged to the first step, whose observed CPU is that of returning a constant."""
+    from grader.sandbox.observe import cgroup_cpu_source  # noqa: PLC0415
+
+    limits = get_exercise("softmax").limits
+    warm = docker_sandbox.start_warm("torch", limits)
+    try:
+        assert warm.ready.wait(240), "torch was not imported in time"
+        before = cgroup_cpu_source(warm.container.id)()
+    except BaseException:
+        warm.discard()
+        raise
+    if before is None:
+        warm.discard()
+        pytest.skip("this engine's cgroup layout is not readable here (no observation, no cross-check)")
+    run = docker_sandbox.run_warm(warm, _trivial_job())
+    assert run.results.steps["s1"].report["ok"]
+    observed = run.results.steps["s1"].observed_cpu_seconds
+    assert before > 0.5  # importing torch cost the container at least this much CPU
+    assert observed is not None and observed < before / 2
+
+
+@pytest.mark.docker
+def test_waiting_containers_end_when_their_grader_is_killed(docker_sandbox):
+    """No atexit, no close: the attach connection closes, the runner reads end of file and exits;
+    the next pool's sweep removes the container (its owner is gone)."""
+    script = textwrap.dedent(f"""
+        import os, sys
+        sys.path.insert(0, {str(ROOT)!r})
+        from grader.grading.exercise import get_exercise
+        from grader.sandbox.docker import DockerSandbox
+        from grader.sandbox.pool import WarmPool
+        lim = get_exercise("softmax").limits
+        pool = WarmPool(DockerSandbox.if_ready()[0], {{"numpy": 1, "torch": 0}}, poll_s=0.1)
+        assert pool.wait_ready("numpy", lim, timeout=240)
+        with pool._cond:
+            print(*[w.container.id for r in pool._ready.values() for w in r], flush=True)
+        os.kill(os.getpid(), 9)
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    ids = out.stdout.split()
+    assert ids, out.stderr
+    client = docker_sandbox.client
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        states = [client.containers.get(i).status for i in ids]
+        if all(s == "exited" for s in states):
+            break
+        time.sleep(0.2)
+    assert states == ["exited"] * len(ids)  # nothing of the killed grader runs on
+    WarmPool(docker_sandbox, {"numpy": 0, "torch": 0}).close()  # a new pool sweeps it
+    from docker.errors import NotFound  # noqa: PLC0415
+
+    for i in ids:
+        with pytest.raises(NotFound):
+            client.containers.get(i)

@@ -18,11 +18,24 @@ capped, and decoded with ``grader.run.channel.decode_stream`` (no pickle; ``.npy
 are checked before anything is loaded). The host owns the wall clock: at the deadline, or when the
 output runs far past its cap, the container is killed; it is removed in a ``finally`` (also on
 Ctrl-C, SIGTERM and grader exceptions), and leftovers of crashed graders are swept by label.
+
+Warm containers (``start_warm``/``run_warm``, used by ``grader.sandbox.pool.WarmPool``): the same
+container, created with the same ``container_options`` and started ahead of its job as
+``runner.py --wait numpy|torch INPUT_DIR``, its runtime imported and blocked reading its stdin
+(``stdin_open``, with the engine's ``StdinOnce``: when the grader's attach connection closes, even by
+a ``kill -9``, the runner reads end of file and exits without running anything). The input folder is
+bind-mounted read-only from a host folder that holds only the runner until the host writes the
+job's files into it and then ``go`` on the attach socket. The results are read from that socket
+through the same capped pump and decoded the same way; the runner's ready line is taken off the
+result channel before it. One container per job, removed after its run; its deadline label covers
+``WARM_MAX_WAIT_S`` of waiting (the pool retires older ones), so no sweep takes a container that
+waits legitimately, and a dead grader's containers are swept by owner as cold ones are.
 """
 
 from __future__ import annotations
 
 import atexit
+import logging
 import os
 import shutil
 import signal
@@ -36,11 +49,15 @@ import docker
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 from docker.types import LogConfig, Mount, Ulimit
+from docker.utils.socket import STDERR, STDOUT, frames_iter
 
 from grader.run.channel import decode_stream, display_text
-from grader.sandbox.base import CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.run.runner import READY_LINE
+from grader.sandbox.base import INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, cgroup_cpu_source
+
+log = logging.getLogger("grader.sandbox.docker")
 
 #: Label holding the Unix time after which a container of ours is a leftover, whatever its state.
 DEADLINE_LABEL = "attention-grader.deadline"
@@ -66,6 +83,12 @@ LOG_MAX_SIZE = "1m"
 #: Environment variable naming the OCI runtime containers run under, e.g. ``runsc`` (gVisor), which
 #: must be configured in the engine; unset: the engine's default (``runc``). See SECURITY.md.
 RUNTIME_ENV = "GRADER_DOCKER_RUNTIME"
+
+#: Seconds a warm container may wait for its job before the pool retires it (``WarmContainer.alive``);
+#: its deadline label adds this to the run's wall limit and the sweep grace.
+WARM_MAX_WAIT_S = 900.0
+#: Folder-name prefix of warm containers' input folders: ``grade-docker-warm-<grader pid>-...``.
+WARM_PREFIX = "grade-docker-warm-"
 
 #: Containers this process has created and not yet removed (removed at exit if still there).
 _ACTIVE: dict[str, object] = {}
@@ -105,10 +128,14 @@ def runtime_name() -> str | None:
     return os.environ.get(RUNTIME_ENV) or None
 
 
-def container_options(limits: Limits, input_dir: str, runtime: str | None = None) -> dict:
+def container_options(limits: Limits, input_dir: str, runtime: str | None = None, *,
+                      wait_for_job: bool = False) -> dict:
     """Keyword arguments of ``containers.create`` that isolate one run (hardening and limits).
 
-    ``runtime`` (e.g. ``runsc``) is passed through to the engine when given.
+    ``runtime`` (e.g. ``runsc``) is passed through to the engine when given. ``wait_for_job`` (a warm
+    container): stdin is kept open for the host's ``go`` line, with ``StdinOnce`` (the SDK sets it
+    when ``detach`` is False at creation), so the runner reads end of file once the grader's attach
+    connection closes; every hardening flag and limit is the same either way.
     """
     tmpfs = tmpfs_bytes(limits)
     memory = container_memory_bytes(limits)
@@ -138,9 +165,9 @@ def container_options(limits: Limits, input_dir: str, runtime: str | None = None
         "working_dir": "/tmp",
         "hostname": "sandbox",
         "log_config": LogConfig(type="json-file", config={"max-size": LOG_MAX_SIZE, "max-file": "1"}),
-        "stdin_open": False,
+        "stdin_open": wait_for_job,
         "tty": False,
-        "detach": True,
+        "detach": not wait_for_job,
     }
 
 
@@ -411,28 +438,38 @@ class DockerSandbox:
         pump.start()
         try:
             container.start()
-            start = time.monotonic()
-            end = start + limits.wall_seconds
-            timed_out = False
-            while not pump.ended.is_set() and pump.overflow is None:
-                left = end - time.monotonic()
-                if left <= 0:
-                    timed_out = True
-                    break
-                pump.wake.wait(left)
-            if timed_out or pump.overflow is not None:
-                try:
-                    container.kill()
-                except APIError:
-                    pass  # it exited between the deadline and the kill (409 Conflict)
-            try:
-                status = container.wait(timeout=KILL_GRACE_S)
-            except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
-                raise SandboxUnavailable(f"the container did not stop within {KILL_GRACE_S:g} s of its end") from exc
-            wall = time.monotonic() - start
-            drained = pump.ended.wait(KILL_GRACE_S)
+            return self._watch(container, pump, limits, time.monotonic())
         finally:
             stream.close()
+
+    def _watch(self, container, pump: _StreamPump, limits: Limits, start: float) -> SandboxRun:
+        """Wait (from ``start``, ``time.monotonic()`` seconds) until ``container`` exits or must be
+        killed (wall clock, output past its cap), then decode what ``pump`` read; the caller closes
+        the stream. Shared by cold and warm runs, so both read results the same way.
+
+        Raises:
+            SandboxUnavailable: the container did not stop, or its stream did not end, within
+                ``KILL_GRACE_S`` of the end; the stream failed.
+        """
+        end = start + limits.wall_seconds
+        timed_out = False
+        while not pump.ended.is_set() and pump.overflow is None:
+            left = end - time.monotonic()
+            if left <= 0:
+                timed_out = True
+                break
+            pump.wake.wait(left)
+        if timed_out or pump.overflow is not None:
+            try:
+                container.kill()
+            except APIError:
+                pass  # it exited between the deadline and the kill (409 Conflict)
+        try:
+            status = container.wait(timeout=KILL_GRACE_S)
+        except (requests.exceptions.ReadTimeout, requests.exceptions.ConnectionError) as exc:
+            raise SandboxUnavailable(f"the container did not stop within {KILL_GRACE_S:g} s of its end") from exc
+        wall = time.monotonic() - start
+        drained = pump.ended.wait(KILL_GRACE_S)
         if not drained:
             raise SandboxUnavailable(f"the output stream did not end within {KILL_GRACE_S:g} s of the container")
         if pump.error is not None:
@@ -444,7 +481,7 @@ class DockerSandbox:
             timed_out = True
         output = display_text(pump.output.data)
         results = decode_stream(pump.results.data, truncated=pump.results.truncated)
-        attach_observed_cpu(results, timeline)
+        attach_observed_cpu(results, pump.timeline)
         return SandboxRun(
             results=results,
             exit_code=exit_code,
@@ -455,3 +492,208 @@ class DockerSandbox:
             wall_seconds=wall,
             stopped=pump.overflow,
         )
+
+    # -- warm containers (grader.sandbox.pool) ----------------------------------------------------
+
+    def sweep_warm_folders(self, tmp: str | None = None) -> list[str]:
+        """Remove what graders that died left of their warm containers: the containers (``sweep``:
+        owner gone or deadline passed; a killed grader's exited on end of file) and the host input
+        folders of graders whose process is gone. Called by ``WarmPool`` at its start; an engine
+        that does not answer is left to the next sweep. Returns the folders removed."""
+        try:
+            sweep(self.client)
+        except (DockerException, requests.RequestException) as exc:
+            log.warning("sweep of leftover containers failed: %s", _short(exc))
+        tmp = tmp or tempfile.gettempdir()
+        removed = []
+        try:
+            names = os.listdir(tmp)
+        except OSError:
+            return removed
+        for name in names:
+            pid = name[len(WARM_PREFIX):].split("-", 1)[0] if name.startswith(WARM_PREFIX) else ""
+            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+                removed.append(os.path.join(tmp, name))
+        return removed
+
+    def start_warm(self, runtime: str, limits: Limits) -> WarmContainer:
+        """Create and start a container ahead of its job: ``container_options(limits, ...)`` as a cold
+        run has them (``wait_for_job``: stdin open, ``StdinOnce``), running ``runner.py --wait
+        RUNTIME INPUT_DIR`` (``runtime``: ``numpy`` or ``torch``, imported while it waits), attached
+        through one socket (stdin in, stdout/stderr out) whose pump runs from the start. Give it
+        exactly one job with ``run_warm``, or ``discard`` it.
+
+        Raises:
+            SandboxUnavailable: the engine cannot create, attach or start the container.
+            ValueError: an unknown runtime.
+        """
+        if runtime not in ("numpy", "torch"):
+            raise ValueError(f"unknown runtime {runtime!r}")
+        try:
+            sweep(self.client)
+        except (DockerException, requests.RequestException) as exc:
+            raise SandboxUnavailable(f"the Docker engine is not answering: {_short(exc)}") from exc
+        root = tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{os.getpid()}-")
+        container = None
+        try:
+            input_dir = os.path.join(root, "input")
+            os.mkdir(input_dir)
+            os.chmod(root, 0o755)
+            os.chmod(input_dir, 0o755)  # the host adds the job later; the container's mount is read-only
+            for name, path in (("runner.py", RUNNER_PATH), ("instruments.py", INSTRUMENTS_PATH)):
+                _write_readonly(os.path.join(input_dir, name), path.read_bytes())
+            name = f"attention-grader-{os.getpid()}-warm-{uuid.uuid4().hex[:10]}"
+            deadline = time.time() + WARM_MAX_WAIT_S + limits.wall_seconds + SWEEP_GRACE_S
+            command = ["python", "-I", "-B", f"{INPUT_DIR}/runner.py", "--wait", runtime, INPUT_DIR]
+            try:
+                container = self.client.containers.create(
+                    self.image.id, command, name=name,
+                    labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
+                    **container_options(limits, input_dir, self.runtime, wait_for_job=True))
+            except ImageNotFound as exc:
+                raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
+            with _ACTIVE_LOCK:
+                _ACTIVE[container.id] = container
+            sock = self.client.api.attach_socket(container.id, params={
+                "stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
+            raw = getattr(sock, "_sock", sock)
+            raw.settimeout(None)  # it may wait for its job for WARM_MAX_WAIT_S
+            warm = WarmContainer(container, sock, root, limits, runtime)
+            warm.pump.start()
+            container.start()
+            return warm
+        except (DockerException, requests.RequestException, OSError) as exc:
+            if container is not None:
+                _remove(container)
+            shutil.rmtree(root, ignore_errors=True)
+            raise SandboxUnavailable(f"the engine could not start a warm container: {_short(exc)}") from exc
+        except BaseException:
+            if container is not None:
+                _remove(container)
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+
+    def run_warm(self, warm: WarmContainer, job: SandboxJob) -> SandboxRun:
+        """Give ``warm`` its one job and attend the run (``Sandbox.run``'s contract; the wall clock
+        counts from the job's delivery). The job's files are written into the container's input
+        folder (read-only, like a cold run's), then ``go`` goes to its stdin. The container and its
+        folder are gone afterwards, whatever happened.
+
+        Returns:
+            The run; an ``infrastructure_error`` run (nothing started) when the container had ended
+            before its job arrived (``PooledSandbox`` then runs the job cold).
+        Raises:
+            RuntimeError: ``warm`` was given a job before.
+            SandboxUnavailable: the engine failed during the run.
+        """
+        with _SigtermUnwinds():
+            try:
+                if warm.used:
+                    raise RuntimeError("a warm sandbox runs one job only")
+                warm.used = True
+                input_dir = os.path.join(warm.root, "input")
+                for name, data in job.input_files().items():
+                    if name not in ("runner.py", "instruments.py"):
+                        _write_readonly(os.path.join(input_dir, name), data)
+                os.chmod(input_dir, 0o555)
+                if warm.pump.ended.is_set():
+                    return _ended_before_job("its stream had ended")
+                start = time.monotonic()
+                try:
+                    warm.raw.sendall(b"go\n")
+                except OSError as exc:
+                    return _ended_before_job(type(exc).__name__)
+                try:
+                    return self._watch(warm.container, warm.pump, warm.limits, start)
+                except (DockerException, requests.RequestException) as exc:
+                    raise SandboxUnavailable(f"the engine failed during the run: {_short(exc)}") from exc
+            finally:
+                warm.discard()
+
+
+def _ended_before_job(why: str) -> SandboxRun:
+    return SandboxRun(results=decode_stream(b""),
+                      infrastructure_error=f"the warm container had ended before its job arrived ({why})")
+
+
+def _write_readonly(path: str, data: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(data)
+    os.chmod(path, 0o444)
+
+
+def _demux(sock):
+    """``(stdout, stderr)`` chunks of an attach socket's multiplexed stream (no tty)."""
+    for stream_id, data in frames_iter(sock, False):
+        if stream_id == STDOUT:
+            yield data, None
+        elif stream_id == STDERR:
+            yield None, data
+
+
+class WarmContainer:
+    """A container started ahead of its one job (``DockerSandbox.start_warm``).
+
+    Attributes:
+        container: the ``docker`` Container (labelled, hardened, as a cold run's).
+        sock, raw: the attach socket (SDK wrapper, and the socket under it, written ``go`` to).
+        root: the host folder whose ``input/`` is bind-mounted read-only at ``INPUT_DIR``.
+        limits: the limits it was created with (a job needs equal limits).
+        runtime: ``numpy`` or ``torch``: what it imported while waiting.
+        pump: drains the attach socket from the start (the result channel after the ready line).
+        ready: set once the runner wrote ``READY_LINE`` (its runtime is imported and it waits).
+        used: it was given its job (never given another).
+    """
+
+    def __init__(self, container, sock, root: str, limits: Limits, runtime: str):
+        self.container, self.sock, self.root, self.limits, self.runtime = container, sock, root, limits, runtime
+        self.raw = getattr(sock, "_sock", sock)
+        self.used = False
+        self.started = time.monotonic()
+        self.ready = threading.Event()
+        self._discarded = False
+        self._lock = threading.Lock()
+        self.pump = _StreamPump(self._chunks(), limits, CpuTimeline(cgroup_cpu_source(container.id)))
+
+    def _chunks(self):
+        """The socket's chunks with the runner's ready line taken off the front of stdout (anything
+        else there, e.g. an import failure's bytes, is kept for the record)."""
+        head: bytes | None = b""
+        for out, err in _demux(self.sock):
+            if out and head is not None:
+                head += out
+                if len(head) < len(READY_LINE) and READY_LINE.startswith(head):
+                    continue
+                if head.startswith(READY_LINE):
+                    self.ready.set()
+                    out = head[len(READY_LINE):]
+                else:
+                    out = head
+                head = None
+            if out or err:
+                yield out, err
+
+    def alive(self) -> bool:
+        """Still waiting for a job: not used, its stream open, and younger than ``WARM_MAX_WAIT_S``
+        (past that its deadline label nears; the pool discards it and starts another)."""
+        return (not self.used and not self.pump.ended.is_set()
+                and time.monotonic() - self.started < WARM_MAX_WAIT_S)
+
+    def discard(self) -> None:
+        """Remove the container (killing it), close the socket, remove the folder (idempotent)."""
+        with self._lock:
+            if self._discarded:
+                return
+            self._discarded = True
+        try:
+            _remove(self.container)
+        except (DockerException, requests.RequestException):
+            pass  # the sweep removes it (owner gone or deadline passed)
+        for closing in (self.raw.close, self.sock.close):
+            try:
+                closing()
+            except OSError:
+                pass
+        self.pump.join(timeout=KILL_GRACE_S)
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -17,8 +17,10 @@ runs cold and asks for the key to be kept warm) or given ahead with ``prime``; a
 keys are kept (least recently used dropped). A waiting runner exits on end of file on its stdin,
 which the grading process holds: even a ``kill -9`` of the grader leaves no waiting runner behind.
 
-Backends: ``process`` (``ProcessSandbox.start_warm``/``run_warm``). Other backends run cold through
-``PooledSandbox`` unchanged.
+Backends: ``process`` (``ProcessSandbox.start_warm``/``run_warm``: runners waiting on a pipe) and
+``docker`` (``DockerSandbox.start_warm``/``run_warm``: hardened containers, created with exactly the
+cold run's ``container_options``, waiting on their attach socket; see ``grader.sandbox.docker``).
+A backend without them runs cold through ``PooledSandbox`` unchanged.
 
 Use (one pool per grading process)::
 
@@ -58,7 +60,7 @@ class WarmPool:
 
     Args:
         backend: a backend with ``start_warm(runtime, limits)`` and ``run_warm(warm, job)`` (the
-            process backend); with another backend the pool stays empty and every run is cold.
+            process and docker backends); with another backend the pool stays empty and every run is cold.
         sizes: sandboxes kept waiting per key, by runtime (``{"numpy": n, "torch": m}``; a missing
             runtime or 0: none kept for it).
         max_keys: distinct ``(runtime, limits)`` keys kept warm at once (least recently used dropped).
@@ -191,8 +193,11 @@ class WarmPool:
             if not keep:
                 warm.discard()
 
-    def close(self) -> None:
-        """Stop starting sandboxes and discard every waiting one (idempotent); none is left after."""
+    def close(self, timeout: float = 120.0) -> None:
+        """Stop starting sandboxes and discard every waiting one (idempotent); none is left after.
+
+        ``timeout``: seconds to wait for a start in flight (then discarded by the background thread).
+        """
         with self._cond:
             self._closed = True
             waiting = [w for ready in self._ready.values() for w in ready]
@@ -200,7 +205,7 @@ class WarmPool:
             self._cond.notify_all()
         thread = self._thread
         if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=120)  # a start in flight finishes, then is discarded by the loop
+            thread.join(timeout=timeout)  # a start in flight finishes, then is discarded by the loop
         for warm in waiting:
             warm.discard()
 

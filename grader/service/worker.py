@@ -67,7 +67,17 @@ _BUSY = threading.Event()
 
 def _on_sigterm(_signum, _frame) -> None:
     if not _BUSY.is_set():
-        os._exit(0)  # idle (waiting on the pool's queue): nothing to clean up, no traceback to print
+        # idle (waiting on the pool's queue): discard the waiting sandboxes (containers are removed,
+        # not merely left to exit on end of file), then leave without a traceback
+        from grader.sandbox.pool import installed  # noqa: PLC0415
+
+        pool = installed()
+        if pool is not None:
+            try:
+                pool.close(timeout=5.0)
+            except Exception:  # noqa: BLE001 - best effort; the sweep removes what is left
+                pass
+        os._exit(0)
     raise KeyboardInterrupt  # the sandbox backend's own clean-up runs on the way out
 
 
@@ -76,10 +86,11 @@ def _grading_process_init(server_pid: int, sandbox: str = "docker", warm: dict |
     with the server: ``prctl(PR_SET_PDEATHSIG, SIGTERM)`` (Linux) makes the kernel send SIGTERM when
     the server is killed, even by ``kill -9``, so no grading process outlives it.
 
-    With ``warm`` (sandboxes kept waiting per runtime, ``{"numpy": n, "torch": m}``) and a backend
-    that supports it (``process``), a ``grader.sandbox.pool.WarmPool`` is installed in the process:
-    its gradings take a sandbox started ahead (one per submission, never reused). Its waiting
-    runners exit when this process ends (end of file on their stdin), and are discarded at exit.
+    With ``warm`` (sandboxes kept waiting per runtime, ``{"numpy": n, "torch": m}``), a
+    ``grader.sandbox.pool.WarmPool`` of the backend (``docker`` containers or ``process`` runners) is
+    installed in the process: its gradings take a sandbox started ahead (one per submission, never
+    reused). Its waiting runners exit when this process ends (end of file on their stdin), and are
+    discarded at exit (``pool.close``, registered by ``install``).
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _on_sigterm)
@@ -87,11 +98,32 @@ def _grading_process_init(server_pid: int, sandbox: str = "docker", warm: dict |
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
     if os.getppid() != server_pid:  # the server died before prctl took effect
         os._exit(0)
-    if warm and any(warm.values()) and sandbox == "process":
-        from grader.sandbox.pool import WarmPool, install  # noqa: PLC0415
+    if warm and any(warm.values()):
+        install_warm_pool(sandbox, warm)
+
+
+def install_warm_pool(sandbox: str, warm: dict):
+    """Install a ``WarmPool`` of ``sandbox`` (``docker`` or ``process``) sandboxes kept waiting per
+    runtime (``warm``: ``{"numpy": n, "torch": m}``) in this process; returns it, or None when the
+    backend is not ready here (gradings then select and report that themselves, cold)."""
+    from grader.sandbox.pool import WarmPool, install  # noqa: PLC0415
+
+    if sandbox == "docker":
+        from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415
+
+        backend, why = DockerSandbox.if_ready()
+        if backend is None:
+            log.warning("warm pool: none (%s)", why)
+            return None
+    elif sandbox == "process":
         from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
 
-        install(WarmPool(ProcessSandbox(), warm))
+        backend = ProcessSandbox()
+    else:
+        return None
+    pool = WarmPool(backend, warm)
+    install(pool)
+    return pool
 
 
 class GradingProcesses:
@@ -107,7 +139,7 @@ class GradingProcesses:
         n: grading processes.
         sandbox: the backend they grade in (``docker`` or ``process``).
         warm: sandboxes each process keeps started ahead, by runtime (``{"numpy": n, "torch": m}``;
-            ``grader.sandbox.pool``); only the ``process`` backend supports it, others run cold.
+            ``grader.sandbox.pool``); ``docker`` and ``process`` both pool.
     """
 
     def __init__(self, n: int, sandbox: str = "docker", warm: dict | None = None):
