@@ -122,6 +122,20 @@ def _tolerance(where: tuple, exp_leaves: dict, gold_leaves: dict, expected: Step
     return Tolerance(rtol=rtol, atol=atol, dtype=dtype_name(got_desc))
 
 
+def _widened(tol: Tolerance, dtype: str) -> Tolerance:
+    """``tol`` widened to the floor of ``dtype`` when both results being compared were returned in that
+    dtype and it is coarser than the case's: two programs that both compute in float32 agree only to
+    float32 rounding, however precise the case's own dtype (float64 inputs) is."""
+    try:
+        rtol, atol = floor_for(dtype)
+    except ValueError:
+        return tol
+    if rtol <= tol.rtol and atol <= tol.atol:
+        return tol
+    return Tolerance(rtol=max(rtol, tol.rtol), atol=max(atol, tol.atol), dtype=dtype,
+                     baseline_error=tol.baseline_error, factor=tol.factor)
+
+
 def _descs(result: StepResult) -> dict[tuple, dict]:
     leaves = dict(_leaves(result.report.get("output")))
     for label, desc in sorted((result.report.get("gradients") or {}).items()):
@@ -132,7 +146,8 @@ def _descs(result: StepResult) -> dict[tuple, dict]:
 def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult, *,
                   strict: bool = True) -> bool:
     """Whether ``a`` reproduces ``b``: same structure, dtypes and inputs modified in place, arrays
-    within the case's tolerance (NaN where both have NaN counts as equal). Without ``strict``, values
+    within the case's tolerance (NaN where both have NaN counts as equal; two results returned in the
+    same coarser dtype than the case's are compared at that dtype's floor). Without ``strict``, values
     only: dtypes and in-place modification are not compared (how the judges of values compare)."""
     la, lb = _descs(a), _descs(b)
     if la.keys() != lb.keys():
@@ -151,7 +166,10 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
             xa, xb = xa.astype(np.float64), xb.astype(np.float64)
             both_nan = np.isnan(xa) & np.isnan(xb)  # the same NaN in both is the same result here
             xa, xb = np.where(both_nan, 0.0, xa), np.where(both_nan, 0.0, xb)
-            if not compare_arrays("x", xa, xb, _tolerance(where, le, lg, expected, golden, da)).ok:
+            tol = _tolerance(where, le, lg, expected, golden, da)
+            if strict:
+                tol = _widened(tol, dtype_name(da))
+            if not compare_arrays("x", xa, xb, tol).ok:
                 return False
         elif da.get("kind") == "scalar" and da.get("value") != db.get("value"):
             return False

@@ -379,7 +379,7 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
 def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
                step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
                expected: RunResults, golden: RunResults) -> tuple[CheckResult, ...]:
-    """Name the mistake behind each failed value check by replaying the exercise's mistake bank
+    """Name the mistake behind each failed (or errored) value check by replaying the exercise's mistake bank
     (``grader.grading.diagnosis``): exactly one mutant explaining the check's cases gives
     ``Likely mistake: <its diagnosis>`` and ``details["mistake"]``; several give no name and drop any
     hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
@@ -387,7 +387,10 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     Raises:
         grader.judge.mistakes.MistakeInvalid: the bank is malformed (a grader fault).
     """
-    failing = [c for c in checks if c.verdict == str(Verdict.FAILED) and c.category != "complexity"]
+    # a check that errored (the candidate raised) is replayed too: a mutant raising the same exception
+    # type on the same cases, and passing the others, explains it
+    wrong = (str(Verdict.FAILED), str(Verdict.ERROR))
+    failing = [c for c in checks if c.verdict in wrong and c.category != "complexity"]
     if not failing or not exercise.mistakes:
         return checks
     keep = set(diagnosis.value_steps(plan))
@@ -401,7 +404,7 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
             out.append(check)
             continue
         cases = [(sid, v) for sid, v in step_verdicts.get(check.id, []) if sid in keep]
-        failed = [sid for sid, v in cases if v == Verdict.FAILED]
+        failed = [sid for sid, v in cases if v in (Verdict.FAILED, Verdict.ERROR)]
         passed = [sid for sid, v in cases if v == Verdict.PASSED]
         if not failed or len(failed) + len(passed) != len(cases):
             out.append(check)

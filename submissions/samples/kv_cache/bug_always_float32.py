@@ -1,5 +1,6 @@
 """Wrong: casts everything to float32 'for speed', so float64 inputs lose precision and dtype.
 
+Mistake: computed_in_float32
 Must fail: dtype_preserved, float64
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: caches the projected keys/values before splitting heads, as (B, T, D); the numbers are right but the cache does not have the required (B, H, T, d_k) layout.
 
+Mistake: cache_stored_before_head_split
 Must fail: cache_shapes
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: stores the new keys/values in the cache but attends only over the new tokens, never reading the cache.
 
+Mistake: cache_written_never_read
 Must fail: prefill_decode
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: clear_cache() resets k_cache but forgets v_cache, so the next sequence concatenates onto stale values.
 
+Mistake: clear_cache_keeps_values
 Must fail: clear_cache
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: splits heads with a plain reshape to (B, H, L, d_k) (no transpose), which mixes positions and heads whenever L > 1.
 
+Mistake: heads_split_without_transpose
 Must fail: prefill_decode
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: applies the causal mask only on the first call (empty cache), assuming every later call is a single token; a second multi-token chunk sees its own future.
 
+Mistake: causal_mask_only_first_call
 Must fail: chunked_prefill
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: appends the new keys/values to the cache even when use_cache=False (it only skips reading it).
 
+Mistake: no_cache_call_appends
 Must fail: no_cache_state
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: with use_cache=False it still attends over the cached tokens (it only skips storing the new ones).
 
+Mistake: no_cache_call_reads_cache
 Must fail: no_cache_output
 """
 import numpy as np

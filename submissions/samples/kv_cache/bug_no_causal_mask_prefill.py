@@ -1,5 +1,6 @@
 """Wrong: the tutorial version: no mask at all, since 'a decode step only sees the past anyway'; a multi-token prefill then lets each token attend to later ones.
 
+Mistake: no_causal_mask
 Must fail: prefill_decode
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: forgets the output projection W_o.
 
+Mistake: no_output_projection
 Must fail: prefill_decode
 """
 import numpy as np

@@ -1,6 +1,7 @@
 """Wrong: a preallocated buffer of 64 positions exposed whole as k_cache/v_cache; the attention itself
 uses only the filled part, but the cache attributes do not have shape (B, H, T, d_k).
 
+Mistake: cache_exposes_preallocated_buffer
 Must fail: cache_shapes
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Wrong: scales scores by 1/sqrt(d_model) instead of 1/sqrt(d_k).
 
+Mistake: scaled_by_sqrt_d_model
 Must fail: prefill_decode
 """
 import numpy as np

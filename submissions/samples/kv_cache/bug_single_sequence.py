@@ -1,5 +1,6 @@
 """Wrong: written for one sequence: takes x[0] and returns a batch of 1, so a batch of several sequences is silently reduced to its first.
 
+Mistake: batch_reduced_to_first_sequence
 Must fail: batch
 """
 import numpy as np

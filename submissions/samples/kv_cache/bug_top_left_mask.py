@@ -1,5 +1,6 @@
 """Wrong: np.tril(ones(L, S)) without the T = S - L offset: aligned top-left, so with a cache the new tokens lose most of the past.
 
+Mistake: causal_top_left
 Must fail: prefill_decode, chunked_prefill
 """
 import numpy as np

@@ -1,5 +1,6 @@
 """Bug: a numeric mask is added to the scores (as if it were an additive bias) instead of selecting keys.
 
+Mistake: numeric_mask_added_as_bias
 Must fail: numeric_mask
 """
 

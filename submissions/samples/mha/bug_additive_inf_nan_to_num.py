@@ -2,6 +2,7 @@
 right everywhere, fully masked rows included (NaN -> 0), but the gradients of query, key, W_q and
 W_k are NaN wherever a query row is fully masked: the softmax of an all -inf row has no derivative.
 
+Mistake: nan_gradient_fully_masked_rows
 Must fail: grad_edge_cases
 """
 

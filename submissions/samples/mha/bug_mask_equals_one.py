@@ -1,6 +1,7 @@
 """Bug: only mask entries equal to 1 may attend (`mask == 1`), where the contract says nonzero / True
 may attend; a 0/1 mask hides it, a mask of 0 / 3 does not.
 
+Mistake: mask_equals_one
 Must fail: numeric_mask
 """
 

@@ -1,5 +1,6 @@
 """Bug: the mask is inverted in place (mask.bool() returns the same tensor for a bool mask), so the caller's mask is changed.
 
+Mistake: mask_inverted_in_place
 Must fail: inputs_unchanged
 """
 

@@ -1,5 +1,6 @@
 """Bug: masked_fill with -inf and nothing else: a row with every key masked becomes NaN (0/0).
 
+Mistake: nan_fully_masked_rows
 Must fail: fully_masked_rows
 """
 

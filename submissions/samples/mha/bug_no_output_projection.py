@@ -1,5 +1,6 @@
 """Bug: the merged heads are returned without the W_o projection.
 
+Mistake: no_output_projection
 Must fail: self_attention
 """
 

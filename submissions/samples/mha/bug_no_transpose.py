@@ -1,5 +1,6 @@
 """Bug: heads split by a reshape to (B, H, L, d_k) without the transpose (and merged back the same way).
 
+Mistake: heads_split_without_transpose
 Must fail: self_attention
 """
 

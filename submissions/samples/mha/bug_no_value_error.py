@@ -1,5 +1,6 @@
 """Bug: no ValueError when D % num_heads != 0 (d_k is floored and the reshape fails with a RuntimeError).
 
+Mistake: no_value_error
 Must fail: bad_num_heads
 """
 

@@ -1,5 +1,6 @@
 """Bug: a (B, 1, 1, L_k) padding mask is turned into (B, 1, L, 1) and applied over the query axis.
 
+Mistake: padding_on_queries
 Must fail: padding_mask
 """
 

@@ -1,5 +1,6 @@
 """Bug: the mask read as True = masked out (the opposite polarity).
 
+Mistake: mask_polarity_inverted
 Must fail: padding_mask, causal_mask
 """
 

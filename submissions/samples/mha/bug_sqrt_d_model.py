@@ -1,5 +1,6 @@
 """Bug: scores scaled by 1/sqrt(D) instead of 1/sqrt(d_k).
 
+Mistake: scaled_by_sqrt_d_model
 Must fail: self_attention
 """
 

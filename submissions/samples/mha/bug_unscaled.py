@@ -1,5 +1,6 @@
 """Bug: scores not scaled by 1/sqrt(d_k).
 
+Mistake: unscaled
 Must fail: self_attention
 """
 

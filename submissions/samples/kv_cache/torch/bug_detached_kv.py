@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): the cache is filled from NumPy copies (.detach().numpy()), so the new
 tokens' keys and values carry no gradient back to x, W_k and W_v.
 
+Mistake: keys_values_detached
 Must fail: gradients"""
 
 import torch

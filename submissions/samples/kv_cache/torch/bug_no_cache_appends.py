@@ -1,5 +1,6 @@
 """Wrong (PyTorch track): use_cache=False still appends to the cache.
 
+Mistake: use_cache_ignored
 Must fail: no_cache_state"""
 
 import torch

@@ -1,5 +1,6 @@
 """Wrong (PyTorch track): scores scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k).
 
+Mistake: scaled_by_sqrt_d_model
 Must fail: prefill_decode"""
 
 import torch

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): the causal mask is top-left aligned (triu(1) on an (L, S) grid), so new
 tokens cannot see most of the cache.
 
+Mistake: causal_top_left
 Must fail: prefill_decode"""
 
 import torch

@@ -1,5 +1,6 @@
 """Wrong (NumPy track): a fully masked query row gives NaN (0/0) instead of zeros.
 
+Mistake: nan_fully_masked_rows
 Must fail: fully_masked_rows
 """
 

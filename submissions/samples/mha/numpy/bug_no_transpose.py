@@ -1,5 +1,6 @@
 """Wrong (NumPy track): heads split by a plain reshape to (B, H, L, d_k), no transpose.
 
+Mistake: heads_split_without_transpose
 Must fail: self_attention
 """
 

@@ -1,5 +1,6 @@
 """Wrong (NumPy track): the mask is applied with the opposite polarity (nonzero = masked out).
 
+Mistake: mask_polarity_inverted
 Must fail: padding_mask
 """
 

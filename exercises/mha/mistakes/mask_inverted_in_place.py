@@ -1,0 +1,5 @@
+"""the mask was inverted in place (mask.bool() returns the same tensor for a bool mask, and logical_not_() then changes it), so the caller's mask is changed; the attention itself is right.
+
+Must fail: inputs_unchanged
+"""
+PATCH = [("keep = mask != 0 ", "keep = mask.bool(); keep.logical_not_(); keep = ~keep ")]
