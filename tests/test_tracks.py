@@ -292,6 +292,37 @@ def test_softmax_torch_track_catches_a_wrong_backward_only_in_gradients(grade_to
     assert "gradient of x" in gradient.message
 
 
+@pytest.mark.parametrize("sample", ["bug_nan_grad_all_neg_inf.py", "bug_logsumexp_nan_grad.py"])
+def test_softmax_torch_nan_gradient_of_an_all_neg_inf_slice_fails_gradients_alone(grade_torch, sample):
+    """Forward right everywhere (the all -inf slice zeroed after the fact), gradient NaN in that slice:
+    only ``gradients`` fails, and its diagnosis names the all -inf slice (issue 15: NaN gradients)."""
+    source = (ROOT / "submissions/samples/softmax/torch" / sample).read_text()
+    mod = {}
+    exec(compile(source, sample, "exec"), mod)  # noqa: S102 - a repository sample
+    x = torch.tensor([[0.5, float("-inf"), 2.0], [float("-inf")] * 3], dtype=torch.float64, requires_grad=True)
+    y = mod["softmax"](x)
+    torch.testing.assert_close(y[0], torch.softmax(x[0].detach(), -1))
+    assert torch.equal(y[1].detach(), torch.zeros(3, dtype=torch.float64))
+    (grad,) = torch.autograd.grad(y, x, torch.ones_like(y) * torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+    assert torch.isnan(grad[1]).all() and torch.isfinite(grad[0]).all()   # the mistake, shown independently
+    card = grade_torch(source)
+    bad = {k for k, v in verdicts(card).items() if v != "passed"}
+    assert bad == {"gradients"}
+    gradient = next(c for c in card.checks if c.id == "gradients")
+    assert "NaN" in gradient.message and "entirely -inf" in gradient.message
+
+
+def test_softmax_torch_reference_gradient_of_an_all_neg_inf_slice_is_zero():
+    sm = _load(ROOT / "reference" / "softmax_torch.py").softmax
+    x = torch.tensor([[0.5, float("-inf"), 2.0], [float("-inf")] * 3], dtype=torch.float64, requires_grad=True)
+    g = torch.tensor([[0.3, -1.0, 2.0], [1.0, 2.0, 3.0]], dtype=torch.float64)
+    (grad,) = torch.autograd.grad(sm(x), x, g)
+    row = x[0, [0, 2]].detach().requires_grad_(True)
+    (expected,) = torch.autograd.grad(torch.softmax(row, -1), row, g[0, [0, 2]])
+    torch.testing.assert_close(grad[0, [0, 2]], expected)
+    assert grad[0, 1].item() == 0.0 and torch.equal(grad[1], torch.zeros(3, dtype=torch.float64))
+
+
 def test_numpy_card_records_numpy(grade_source):
     card = grade_source("softmax", (ROOT / "reference" / "softmax.py").read_text())
     assert card.exercise["track"] == "numpy" and card.all_passed

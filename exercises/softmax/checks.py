@@ -102,6 +102,27 @@ def _input(b: PlanBuilder, name: str, x: np.ndarray, track: str, *, transpose=No
     return b.array(name, x, transpose=transpose, label="x")
 
 
+ALL_NEG_INF_GRAD_NAN = ("the gradient is NaN in a slice that is entirely -inf: a NaN computed there "
+                        "(exp(-inf - (-inf)), or torch.logsumexp of the slice) was replaced in the forward "
+                        "pass (torch.where, nan_to_num) but still flows backward; shift such a slice by a "
+                        "finite value (0) before exponentiating")
+
+
+def nonfinite_gradient(ctx: JudgeContext, label: str, got: np.ndarray) -> str | None:
+    """Name the cause of NaN/inf in the gradient of ``x``: when every non-finite entry lies in a
+    slice of the input that is entirely -inf (along the case's axis), the NaN of that slice's
+    softmax was hidden in the forward pass but not in the backward one. None otherwise."""
+    x = np.asarray(ctx.arg(0))
+    axis = ctx.arg(1) if len(ctx.step.wire["args"]) > 1 else -1
+    if x.shape != got.shape or not isinstance(axis, int):
+        return None
+    empty = np.broadcast_to(np.isneginf(x).all(axis=axis, keepdims=True), x.shape)
+    bad = ~np.isfinite(got)
+    if bad.any() and not (bad & ~empty).any():
+        return ALL_NEG_INF_GRAD_NAN
+    return None
+
+
 def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan:
     """Build the softmax plan of ``track`` (``numpy`` or ``torch``): public cases from ``public_seed``,
     hidden ones from ``hidden_seed``; the torch track adds ``gradients`` and ``half_precision``.
@@ -117,14 +138,15 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     n = 0
 
     def add(check: str, x: np.ndarray, axis: int | None = None, *, transpose=None, note: str = "",
-            judge_fn=judge, dtype: str | None = None, grad: bool = False) -> None:
+            judge_fn=judge, dtype: str | None = None, grad: bool = False,
+            stream: np.random.Generator | None = None) -> None:
         nonlocal n
         n += 1
         arg = _input(b, f"x{n}", x, track, transpose=transpose, dtype=dtype, requires_grad=grad)
         args = [arg] if axis is None else [arg, b.value(axis)]
         backward = None
         if grad:
-            b.array(f"grad_out{n}", rng.standard_normal(x.shape).astype(x.dtype))
+            b.array(f"grad_out{n}", (stream or rng).standard_normal(x.shape).astype(x.dtype))
             backward = {"grad_output": f"grad_out{n}", "wrt": ["x"]}
         shown = x if dtype is None else x.astype(np.float32)
         describe = _describe(shown, axis, note)
@@ -194,6 +216,21 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             add("gradients", _case(rng, shape, dtype), axis, judge_fn=grad_judge, grad=True)
         xg = _case(rng, (3, 6), np.float64, scale=1e3)
         add("gradients", xg, -1, judge_fn=grad_judge, grad=True, note="logits around +-1e3")
+        # -inf entries and slices that are entirely -inf, on their own stream (later cases keep
+        # their inputs): the gradient there is 0 (exp(-inf) = 0 feeds nothing), and a solution that
+        # zeroes the NaN of an all -inf slice with torch.where after the fact has a NaN gradient.
+        inf_rng = np.random.default_rng([public_seed, 15])
+        grad_inf_judge = gradients_close(["x"], nonfinite=nonfinite_gradient)
+        xg = _case(inf_rng, (4, 6))
+        xg[0, 1] = xg[3, 4] = -np.inf
+        xg[2, :] = -np.inf
+        add("gradients", xg, -1, judge_fn=grad_inf_judge, grad=True, stream=inf_rng,
+            note="-inf entries; row 2 is all -inf")
+        xg = _case(inf_rng, (3, 4, 5), np.float64)
+        xg[:, 1, :] = -np.inf
+        xg[2, :, 3] = -np.inf
+        add("gradients", xg, 1, judge_fn=grad_inf_judge, grad=True, stream=inf_rng,
+            note="slices along axis 1 that are all -inf")
         for half in ("float16", "bfloat16"):
             add("half_precision", _case(rng, (4, 12)), -1, dtype=half)
             add("half_precision", _case(rng, (3, 5, 7), scale=30.0), 1, dtype=half, note="logits around +-30")
