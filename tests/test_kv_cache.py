@@ -11,6 +11,7 @@ import pytest
 
 from grader.grading.exercise import get_exercise, project_root
 from grader.grading.grade import grade_submission
+from mutant_helpers import mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples" / "kv_cache"
 
@@ -144,19 +145,65 @@ class CachedAttention:
     assert card.score == card.max_score, failed
 
 
-def test_missing_prefill_mask_is_named(exercise):
-    card = grade_submission(exercise, SAMPLES / "bug_no_causal_mask_prefill.py", sandbox="process", seed=5)
+def test_missing_prefill_mask_is_named(exercise, tmp_path):
+    card = grade_submission(exercise, mutant_file("kv_cache", "no_causal_mask", tmp_path), sandbox="process", seed=5)
     checks = {c.id: c for c in card.checks}
     assert checks["prefill_decode"].verdict == "failed"
     assert "no causal mask inside a multi-token prefill" in checks["prefill_decode"].message
+    assert checks["prefill_decode"].details["mistake"] == "no_causal_mask"    # named by the bank's replay
     assert checks["prefill_decode"].details["cases_passed"] == 6     # every single-token decode step is right
     assert checks["cache_shapes"].verdict == "passed"
 
 
-def test_use_cache_false_that_appends_fails_state_check_only(exercise):
-    card = grade_submission(exercise, SAMPLES / "bug_no_cache_appends.py", sandbox="process", seed=5)
+def test_use_cache_false_that_appends_fails_state_check_only(exercise, tmp_path):
+    card = grade_submission(exercise, mutant_file("kv_cache", "no_cache_call_appends", tmp_path), sandbox="process",
+                            seed=5)
     failed = {c.id for c in card.checks if c.verdict != "passed"}
     assert failed == {"no_cache_state"}
+
+
+# One-line mistakes written into a correct sample of another style (einsum scores, np.tril mask, in-place
+# softmax) than the bank's mutants (the reference's matmul and np.where): replay must still name them.
+CONCAT = "correct_concat.py"
+_MISTAKES_IN_ANOTHER_STYLE = {
+    # computed in float32 by other ops than the mutant's: the two agree only to float32 rounding, so the
+    # float64 case names the mistake only because both results are compared at float32's floor
+    "computed_in_float32": ([("        B, L, D = x.shape\n        q, k, v",
+                              "        x, W_q, W_k, W_v, W_o = (a.astype(np.float32) for a in (x, W_q, W_k, W_v, W_o))\n"
+                              "        B, L, D = x.shape\n        q, k, v")],
+                            {"float64": "failed", "dtype_preserved": "failed", "hidden_sequences": "failed"}),
+    # the next sequence's values are appended to stale ones: forward raises, and the errored check is
+    # named because the mutant raises the same exception type on the same case and passes the others
+    "clear_cache_keeps_values": ([("                k = np.concatenate((self.k_cache, k), axis=2)\n",
+                                   "                k = np.concatenate((self.k_cache, k), axis=2)\n"
+                                   "            if self.v_cache is not None:\n"),
+                                  ("        self.k_cache = self.v_cache = None\n", "        self.k_cache = None\n")],
+                                 {"clear_cache": "error"}),
+    "cache_written_never_read": ([("            self.k_cache, self.v_cache = k, v\n",
+                                   "            self.k_cache, self.v_cache = k, v\n"
+                                   "            k, v = k[:, :, -L:], v[:, :, -L:]\n")],
+                                 {"prefill_decode": "failed", "chunked_prefill": "failed"}),
+    "no_output_projection": ([("        return out @ W_o\n", "        return out\n")],
+                             {"prefill_decode": "failed", "no_cache_output": "failed"}),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MISTAKES_IN_ANOTHER_STYLE))
+def test_one_line_mistake_in_another_style_is_named_by_the_bank(exercise, tmp_path, name):
+    edits, must = _MISTAKES_IN_ANOTHER_STYLE[name]
+    src = (SAMPLES / CONCAT).read_text(encoding="utf-8")
+    for old, new in edits:
+        assert src.count(old) == 1, old
+        src = src.replace(old, new)
+    path = tmp_path / f"{name}_concat.py"
+    path.write_text(src, encoding="utf-8")
+    card = grade_submission(exercise, path, sandbox="process", seed=5)
+    checks = {c.id: c for c in card.checks}
+    for check, verdict in must.items():
+        assert checks[check].verdict == verdict, (check, checks[check].message)
+        assert checks[check].details.get("mistake") == name, (check, checks[check].message)
+    named = {c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
+    assert named == {name}          # no check blames another mistake
 
 
 def test_recomputing_sample_is_numerically_right_but_fails_decode_complexity(exercise):
