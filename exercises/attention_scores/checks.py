@@ -207,6 +207,17 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
          _rand(rng, (2, 2, 6, 8), np.float64), fp, note="batch 1 is entirely padding")
     scores("fully_masked_rows", _rand(rng, (2, 5, 8)), _rand(rng, (2, 5, 8)), fm,
            note="compute_attention_scores, query row 2 has every key masked")
+    # Any finite fill gives a fully masked row uniform weights; -1e4 also loses to real scores below
+    # -1e4, -1e9 does not. Query row 0 may see key 0 only, at a score near -2e5 (q_0 = -k_0): a -1e9
+    # fill still gives it weight 1, a -1e4 fill gives it to the masked keys (own stream: the cases
+    # after it keep their inputs).
+    qf, kf = _rand(own, (2, 3, 8), np.float64, 300.0), _rand(own, (2, 5, 8), np.float64, 300.0)
+    qf[:, 0] = -kf[:, 0]
+    ff = np.zeros((3, 5), dtype=bool)
+    ff[0, 0] = True
+    ff[2, :4] = True
+    scores("fully_masked_rows", qf, kf, ff,
+           note="scores around -1e5, query row 1 has every key masked, row 0 sees key 0 only")
     # large logits
     sdpa("large_logits", _rand(rng, (2, 5, 16), scale=30.0), _rand(rng, (2, 5, 16), scale=30.0),
          _rand(rng, (2, 5, 16)), note="scores in the thousands")
