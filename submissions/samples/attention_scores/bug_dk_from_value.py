@@ -1,6 +1,7 @@
 """Wrong: scales by sqrt of the value width d_v instead of d_k (only visible when d_v != d_k).
 
 Must fail: cross_lengths
+Mistake: scaled_by_value_width
 """
 import math
 

@@ -1,6 +1,7 @@
 """Wrong: exponentiates raw scores, which overflow for large logits.
 
 Must fail: large_logits
+Mistake: no_max_subtraction_mask_after_exp
 """
 import math
 

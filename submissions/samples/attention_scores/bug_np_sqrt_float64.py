@@ -1,6 +1,7 @@
 """Wrong: divides by np.sqrt(d_k), a float64 scalar, which silently turns float32 results into float64.
 
 Must fail: dtype_preserved
+Mistake: returns_float64
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: returns an additive mask (0 where allowed, -inf where masked), the opposite of the 'nonzero = may attend' convention.
 
 Must fail: causal_square
+Mistake: additive_causal_mask
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: ignores kv_len and always returns the square (seq_len, seq_len) triangle.
 
 Must fail: causal_kv_len
+Mistake: kv_len_ignored
 """
 import numpy as np
 

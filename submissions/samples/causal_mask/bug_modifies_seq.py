@@ -1,6 +1,7 @@
 """Wrong: overwrites seq in place (ids to 0/1) to build the mask.
 
 Must fail: padding_mask
+Mistake: modifies_seq
 """
 import numpy as np
 

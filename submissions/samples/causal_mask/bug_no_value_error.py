@@ -1,6 +1,7 @@
 """Wrong: never validates kv_len; kv_len < seq_len silently returns a mask.
 
 Must fail: kv_len_too_short
+Mistake: no_value_error
 """
 import numpy as np
 

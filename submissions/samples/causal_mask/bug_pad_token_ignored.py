@@ -1,6 +1,7 @@
 """Wrong: compares with 0 whatever pad_token is.
 
 Must fail: padding_mask
+Mistake: pad_token_ignored
 """
 import numpy as np
 

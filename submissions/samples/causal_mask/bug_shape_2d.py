@@ -1,6 +1,7 @@
 """Wrong: returns a (seq_len, kv_len) causal mask without the two leading axes.
 
 Must fail: causal_square
+Mistake: causal_mask_2d
 """
 import numpy as np
 

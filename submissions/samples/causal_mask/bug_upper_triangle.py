@@ -1,6 +1,7 @@
 """Wrong: returns the torch-style 'blocked' upper triangle (True = masked), the opposite polarity.
 
 Must fail: causal_square, no_future_leakage
+Mistake: causal_polarity_inverted
 """
 import numpy as np
 

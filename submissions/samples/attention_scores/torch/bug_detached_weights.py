@@ -2,6 +2,7 @@
 query or key (value still gets one).
 
 Must fail: gradients
+Mistake: weights_detached
 """
 
 import math

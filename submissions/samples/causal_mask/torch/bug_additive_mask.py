@@ -2,6 +2,7 @@
 convention of nn.Transformer, where a boolean "may attend" mask is asked.
 
 Must fail: causal_square
+Mistake: additive_mask
 """
 
 import torch

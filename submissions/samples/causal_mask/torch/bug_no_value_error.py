@@ -1,6 +1,8 @@
 """Wrong (PyTorch track): no ValueError when kv_len < seq_len.
 
-Must fail: kv_len_too_short"""
+Must fail: kv_len_too_short
+Mistake: no_value_error
+"""
 
 import torch
 

@@ -2,6 +2,7 @@
 the softmax Jacobian (grad * p), forgetting the - p * sum(grad * p) term. Values are right.
 
 Must fail: gradients
+Mistake: diagonal_jacobian_backward
 """
 
 import torch

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): shifts the input in place (x.sub_), modifying the caller's tensor.
 
 Must fail: input_unchanged
+Mistake: inplace
 """
 
 import torch

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): computes in float32 and returns float32 whatever the input dtype.
 
 Must fail: dtype_preserved
+Mistake: computes_in_float32
 """
 
 import torch
