@@ -176,3 +176,41 @@ def test_a_slow_row_by_row_solution_gets_full_marks_in_the_sandbox():
     assert card.status == "graded"
     assert [(c.id, c.verdict) for c in card.checks if c.verdict != "passed"] == []
     assert card.score == card.max_score
+
+
+def test_nan_from_overflow_is_not_blamed_on_rows_that_see_no_key():
+    """exp of unshifted scores in the hundreds overflows float32 (exp(89) > 3.4e38), so the sum is
+    inf and inf / inf = NaN on rows that see every key: the NaN diagnosis names rows that see no key
+    (causal with L_q > L_k), which would send the candidate after the wrong bug."""
+    assert not np.isfinite(np.float32(np.exp(np.float32(100.0))))  # the overflow the sample hits
+    outcomes = judge_in_process("flash_attention", SAMPLES / "bug_exp_without_max.py")
+    assert failed(outcomes) == {"large_scores"}
+    assert "NaN" in messages(outcomes, "large_scores")
+    assert "sees no key" not in messages(outcomes, "large_scores")
+
+
+@pytest.mark.parametrize("L_q,L_k,causal,want", [
+    (5, 3, True, [False, False, True, True, True]),   # row i sees keys j <= i - 2
+    (3, 5, True, [True, True, True]),
+    (4, 2, False, [True, True, True, True]),
+])
+def test_rows_that_see_a_key_follow_the_bottom_right_rule(L_q, L_k, causal, want):
+    q, k = np.zeros((1, 1, L_q, 2)), np.zeros((1, 1, L_k, 2))
+    visible = _bottom_right(L_q, L_k).any(dim=-1).tolist() if causal else [L_k > 0] * L_q
+    assert visible == want
+    assert checks._sees_a_key({"q": q, "k": k, "causal": causal}).tolist() == want
+
+
+def test_nan_on_rows_that_see_no_key_is_named(tmp_path):
+    """A solution dividing by a zero running sum: NaN exactly on the rows that see no key, named."""
+    src = (SAMPLES / "correct_fa2_keys_only.py").read_text()
+    path = tmp_path / "nan_rows.py"
+    path.write_text(src + "\n\n_right = tiled_attention\n\n\ndef tiled_attention(q, k, v, block_size=64, causal=False):\n"
+                    "    out = _right(q, k, v, block_size, causal)\n"
+                    "    if causal and q.shape[-2] > k.shape[-2]:\n"
+                    "        out = out.clone()\n"
+                    "        out[..., : q.shape[-2] - k.shape[-2], :] = float('nan')\n"
+                    "    return out\n")
+    outcomes = judge_in_process("flash_attention", path)
+    assert "causal_bottom_right" in failed(outcomes)
+    assert "sees no key" in messages(outcomes, "causal_bottom_right")

@@ -103,17 +103,31 @@ def _call(ctx: JudgeContext) -> dict:
             "block_size": ctx.arg(3) if len(args) > 3 else 64, "causal": ctx.arg(4) if len(args) > 4 else False}
 
 
+NAN_EMPTY_ROWS = ("the output contains NaN: a query row that sees no key (every key masked, or causal with "
+                  "L_q > L_k) must give 0; guard exp(-inf - (-inf)) and the division by a zero sum.")
+
+
+def _sees_a_key(call: dict) -> np.ndarray:
+    """(L_q,) bool: whether query row i sees at least one key (always, unless causal with i + L_k - L_q < 0)."""
+    L_q, L_k = call["q"].shape[-2], call["k"].shape[-2]
+    rows = np.arange(L_q)
+    return (rows + (L_k - L_q) >= 0) if call["causal"] else np.full(L_q, L_k > 0)
+
+
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not),
     or None when none or several do."""
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
-    if np.isnan(got).any():
-        return ("the output contains NaN: a query row that sees no key (every key masked, or causal with "
-                "L_q > L_k) must give 0; guard exp(-inf - (-inf)) and the division by a zero sum.")
+    call = _call(ctx)
+    if got.shape == golden.shape and np.isnan(got).any():
+        # NaN is named as the empty-row mistake only where every NaN lies on a row that sees no key
+        # (causal with L_q > L_k); NaN on rows that do see keys comes from elsewhere (e.g. exp of
+        # unshifted scores overflowing to inf, then inf / inf), so nothing is named.
+        nan_rows = np.isnan(got).any(axis=-1)                                       # (B, H, L_q)
+        return (NAN_EMPTY_ROWS if nan_rows.any() and not (nan_rows & _sees_a_key(call)).any() else None)
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
     loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    call = _call(ctx)
     found = []
     for mistake, sentence in MISTAKES:
         if mistake == "causal_block_short" and not call["causal"]:
