@@ -1,9 +1,11 @@
-"""Probe figures a submission cannot forge: the host's CPU-time observation and the tamper flag.
+"""Probe figures a submission cannot forge: the host's CPU-time and peak-memory observation and the
+tamper flags.
 
-The counts are made inside the submission's process; the host samples the sandbox's CPU time from
-outside (``/proc`` for the process backend, the container's cgroup under docker) as each step frame
-arrives, and the probe judge flags, for the interviewer only, observed time growing much faster than
-the counted work.
+The counts are made inside the submission's process; the host samples the sandbox's CPU time and a
+resettable high-water mark of its memory from outside (``/proc`` for the process backend, the
+container's cgroup under docker) as each step frame arrives, and the probe judge flags, for the
+interviewer only, observed time growing much faster than the counted work, and observed peak memory
+far above the counted peak bytes.
 """
 from __future__ import annotations
 
@@ -20,17 +22,22 @@ from grader.grading.exercise import get_exercise
 from grader.grading.grade import grade_submission
 from grader.grading.render import render_scorecard
 from rich.console import Console
-from grader.judge.forgery import MEASURABLE_S, SLOPE_MARGIN, tamper_flag
+from grader.judge.forgery import (MEASURABLE_S, MEM_MEASURABLE_BYTES, MEM_RATIO, SLOPE_MARGIN, memory_tamper_flag,
+                                  tamper_flag)
 from grader.run.channel import decode_stream
 from grader.run.runner import encode_step_frame, write_frame
-from grader.sandbox.observe import (CpuTimeline, attach_observed_cpu, cgroup_cpu_source,
+from grader.sandbox.observe import (CpuTimeline, MemoryWatch, attach_observed, attach_observed_cpu,
+                                    cgroup_cpu_source, cgroup_memory_watch, process_memory_watch,
                                     process_tree_cpu_seconds)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "submissions" / "samples"
 
-#: Correct attention scores plus hidden work that grows like seq_len^4 (seq_len/4 products of
+#: Correct attention scores plus hidden work that grows like seq_len^5 (seq_len^2/160 products of
 #: (4 seq_len)^2 matrices), done with the FLOP counter switched off: counts stay the reference's.
+#: Sized for a clear margin under load: ~0.1 s of CPU at seq_len=64 (twice ``POINT_S``) and ~30x that
+#: at 128, an observed slope of ~5 against the flag's threshold of 2 + ``SLOPE_MARGIN`` = 3.5 (a
+#: seq_len^4 forger's 3.85 was 0.35 above it, and failed once in three runs under load).
 FORGER = '''
 import sys
 import numpy as np
@@ -52,7 +59,7 @@ def _hidden_work(seq_len):
     try:
         n = 4 * seq_len
         m = np.full((n, n), 1.0 / n)
-        for _ in range(max(1, seq_len // 4)):
+        for _ in range(max(1, seq_len * seq_len // 160)):
             m = m @ m
     finally:
         if c is not None:
@@ -77,6 +84,52 @@ def scaled_dot_product_attention(query, key, value, mask=None):
     return np.einsum("...qk,...kv->...qv", weights, value), weights
 '''
 
+#: Softmax as 1 / sum_j exp(x_j - x_i) (exact and stable, but every pairwise difference along the
+#: axis is held: (rows, n, n) float64, 33.5 MB at n=1024 for the probe's 4 rows). ``{alloc}`` is where
+#: that buffer comes from: ``np.empty`` (an honest quadratic-memory bug, which tracemalloc counts),
+#: or an anonymous ``mmap`` (memory tracemalloc never sees: a forged low count). From n=512 on the
+#: step first waits 0.2 s, so the host has read the previous frame before the buffer exists (a
+#: temporary allocated and freed within the host reader's wake-up is not observed; see observe.py).
+PAIRWISE = '''
+import mmap
+import time
+import numpy as np
+{patch}
+
+def _buffer(shape, dtype):
+    count = int(np.prod(shape))
+    return {alloc}
+
+
+def softmax(x, axis=-1):
+    z = np.moveaxis(np.asarray(x), axis, -1)
+    if z.shape[-1] >= 512:
+        time.sleep(0.2)
+    finite_row = np.isfinite(z.max(axis=-1, keepdims=True))
+    safe = np.where(np.isneginf(z), np.finfo(z.dtype).min, z)
+    diffs = _buffer(safe.shape + (safe.shape[-1],), safe.dtype)
+    with np.errstate(over="ignore"):
+        for i in range(safe.shape[-1]):  # row by row: a broadcast subtract would buffer 128 kB
+            np.subtract(safe, safe[..., i:i + 1], out=diffs[..., i, :])
+        np.exp(diffs, out=diffs)
+        p = 1.0 / diffs.sum(axis=-1)
+    del diffs
+    p = np.where(np.isneginf(z) | ~finite_row, 0.0, p).astype(z.dtype)
+    return np.moveaxis(p, -1, axis)
+'''
+TRACKED = "np.empty(shape, dtype)"
+HIDDEN = ("np.frombuffer(mmap.mmap(-1, max(count, 1) * np.dtype(dtype).itemsize), dtype=dtype, "
+          "count=count).reshape(shape)")
+#: Patches the instrument's reader: the traced peak is reported as the memory in use at the end.
+PATCH_TRACEMALLOC = """
+import tracemalloc
+_real = tracemalloc.get_traced_memory
+tracemalloc.get_traced_memory = lambda: (_real()[0], _real()[0])
+"""
+MEMORY_FORGERS = {"mmap": PAIRWISE.format(patch="", alloc=HIDDEN),
+                  "patched_tracemalloc": PAIRWISE.format(patch=PATCH_TRACEMALLOC, alloc=TRACKED)}
+HONEST_QUADRATIC = PAIRWISE.format(patch="", alloc=TRACKED)
+
 
 # -- the flag's arithmetic, against slopes worked out by hand -----------------------------------------
 
@@ -88,7 +141,7 @@ def test_time_growing_much_faster_than_the_count_is_flagged_with_both_exponents(
     observed = [0.001 * (s / 16) ** 4 for s in SIZES]         # 1, 16, 256 ms... 4096 ms: like L^4
     flag = tamper_flag("seq_len", SIZES, observed, counted)
     assert flag is not None
-    # only sizes at >= 20 ms are fitted (64 and 128): log(16)/log(2) = 4 and log(4)/log(2) = 2
+    # only sizes at >= 50 ms are fitted (64 and 128): log(16)/log(2) = 4 and log(4)/log(2) = 2
     assert flag["fitted_sizes"] == [64, 128]
     assert flag["observed_slope"] == pytest.approx(math.log(4096 / 256) / math.log(2))
     assert flag["counted_slope"] == pytest.approx(2.0)
@@ -112,15 +165,44 @@ def test_steep_but_unmeasurable_time_is_not_flagged():
 
 def test_one_point_doubled_by_load_is_not_flagged():
     counted = [1e6 * s for s in SIZES]                        # grows like L
-    observed = [0.0, 0.0, 0.03, 2 * 0.06]                     # L, the largest slowed down 2x
+    observed = [0.0, 0.0, 0.06, 2 * 0.12]                     # L, the largest slowed down 2x
     flag = tamper_flag("seq_len", SIZES, observed, counted)
-    assert flag is None and math.log(0.12 / 0.03) / math.log(2) <= 1.0 + SLOPE_MARGIN
+    assert flag is None and math.log(0.24 / 0.06) / math.log(2) <= 1.0 + SLOPE_MARGIN
 
 
 def test_unobserved_or_tick_quantised_series_are_not_flagged():
     counted = [1e6 * s for s in SIZES]
     assert tamper_flag("seq_len", SIZES, [None, 0.01, 0.1, 1.0], counted) is None
     assert tamper_flag("seq_len", SIZES, [0.0, 0.0, 0.01, 0.9], counted) is None  # one fitted point
+    # 40 ms is four clock ticks: too coarse to enter the fit, so L^5 growth is still not judged
+    assert tamper_flag("seq_len", SIZES, [0.0, 0.0, 0.04, 0.04 * 32], counted) is None
+
+
+MIB = 2 ** 20
+MEM_SIZES = [128, 256, 512, 1024]
+
+
+def test_observed_memory_far_above_the_count_at_both_largest_sizes_is_flagged():
+    counted = [8e3 * s / 128 for s in MEM_SIZES]                # linear: 8 kB ... 64 kB
+    observed = [8.0 * 8 * s * s for s in MEM_SIZES]             # (8, n, n) float64: 1 MB ... 67 MB
+    flag = memory_tamper_flag("row length", MEM_SIZES, observed, counted)
+    assert flag is not None
+    assert flag["ratios"] == pytest.approx([8 * 8 * 512 * 512 / 32e3, 8 * 8 * 1024 * 1024 / 64e3])
+    assert flag["observed_slope"] == pytest.approx(2.0) and flag["counted_slope"] == pytest.approx(1.0)
+    assert "row length=1024 was 67.1 MB, 1049x the counted peak memory of 64 kB" in flag["message"]
+    assert "row length^2.0" in flag["message"] and "tampered" in flag["message"]
+
+
+def test_observed_memory_near_the_count_or_too_small_is_not_flagged():
+    counted = [8.0 * 8 * s * s for s in MEM_SIZES]              # an honest quadratic temporary
+    assert memory_tamper_flag("n", MEM_SIZES, [2.5 * c for c in counted], counted) is None
+    small = [8e3 * s / 128 for s in MEM_SIZES]
+    # far above the count, but under 16 MiB at the largest size: pages and heap reuse dominate
+    assert memory_tamper_flag("n", MEM_SIZES, [0, 0, 2 * MIB, MEM_MEASURABLE_BYTES - 1], small) is None
+    # a one-off at the largest size only (a library buffer first touched there) is not judged
+    assert memory_tamper_flag("n", MEM_SIZES, [0, 0, 0.5 * MIB, 40 * MIB], small) is None
+    assert memory_tamper_flag("n", MEM_SIZES, [0, 0, 3 * MIB, 40 * MIB], [0, 0, 3 * MIB / MEM_RATIO, 1]) is None
+    assert memory_tamper_flag("n", MEM_SIZES, [0, 0, None, 40 * MIB], small) is None
 
 
 # -- the host's observation --------------------------------------------------------------------------
@@ -169,6 +251,84 @@ def test_cgroup_reader_reads_v1_nanoseconds_and_v2_microseconds(tmp_path: Path):
     v2.mkdir(parents=True)
     (v2 / "cpu.stat").write_text("usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n")
     assert reader() == pytest.approx(2.5)
+
+
+_MEMORY_PROBE = """
+import sys
+import numpy as np
+sys.stdout.write("ready\\n"); sys.stdout.flush()
+sys.stdin.readline()
+a = np.ones(48 * 2 ** 20 // 8)        # 48 MiB written: resident, then freed (munmap)
+del a
+sys.stdout.write("freed\\n"); sys.stdout.flush()
+sys.stdin.readline()
+"""
+
+
+def test_process_memory_watch_sees_a_freed_temporary_and_resets_between_marks():
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    child = subprocess.Popen([sys.executable, "-c", _MEMORY_PROBE], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert child.stdout.readline() == b"ready\n"
+        watch = process_memory_watch(child.pid)
+        first = watch.mark()
+        assert first is not None
+        child.stdin.write(b"go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == b"freed\n"
+        peak, current = watch.mark()
+        assert peak - first[1] >= 46 * MIB                      # the 48 MiB seen after it was freed
+        assert current - first[1] < 8 * MIB                     # and no longer in use
+        again, _ = watch.mark()
+        assert again - current < 4 * MIB                        # the reset forgot it
+    finally:
+        child.kill()
+        child.wait()
+    assert process_memory_watch(2 ** 22 + 12345).mark() is None
+
+
+def test_cgroup_memory_watch_reads_and_resets_v1_and_reads_v2(tmp_path: Path):
+    v1 = tmp_path / "v1" / "memory" / "docker" / "abc"
+    watch = cgroup_memory_watch("abc", str(tmp_path / "v1"))
+    assert watch.mark() is None                                 # not started yet: no cgroup
+    v1.mkdir(parents=True)
+    (v1 / "memory.max_usage_in_bytes").write_text("90000000\n")
+    (v1 / "memory.usage_in_bytes").write_text("20000000\n")
+    assert watch.mark() == (90000000, 20000000)
+    assert (v1 / "memory.max_usage_in_bytes").read_text() == "0"   # reset (the kernel: to the usage)
+    v2 = tmp_path / "v2" / "system.slice" / "docker-def.scope"
+    v2.mkdir(parents=True)
+    (v2 / "memory.peak").write_text("70000000\n")
+    (v2 / "memory.current").write_text("30000000\n")
+    assert cgroup_memory_watch("def", str(tmp_path / "v2")).mark() == (70000000, 30000000)
+
+
+def test_each_step_gets_its_peak_above_the_usage_at_the_previous_frame():
+    data, ends = _stream()
+    marks = iter([(500, 100), (900, 150), (160, 120)])          # (peak since last mark, usage now)
+    timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None))
+    timeline.memory.mark = lambda: next(marks)
+    for end in ends:
+        timeline.sample(end)
+    results = decode_stream(data)
+    attach_observed(results, timeline)
+    assert results.steps["a"].observed_peak_bytes == 900 - 100
+    assert results.steps["b"].observed_peak_bytes == 160 - 150  # its own window only, not a's peak
+
+
+def test_a_chunk_running_past_a_frame_leaves_the_next_step_unobserved():
+    data, ends = _stream()
+    marks = iter([(500, 100), (900, 150)])
+    timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None))
+    timeline.memory.mark = lambda: next(marks)
+    timeline.sample(ends[0])
+    timeline.sample(ends[2])                                    # frames a and b arrived in one chunk
+    results = decode_stream(data)
+    attach_observed(results, timeline)
+    assert results.steps["a"].observed_peak_bytes == 800
+    assert results.steps["b"].observed_peak_bytes is None       # its work ran before the reset
 
 
 def _stream() -> tuple[bytes, list[int]]:
@@ -228,6 +388,40 @@ def test_forged_counts_are_flagged_for_the_interviewer_only(tmp_path: Path):
     assert "Interviewer note" not in shown.export_text()
 
 
+def _memory_check(card):
+    return next(c for c in card.checks if c.id == "memory_scaling")
+
+
+@pytest.mark.parametrize("kind", sorted(MEMORY_FORGERS))
+def test_forged_low_peak_memory_is_flagged_for_the_interviewer_only(tmp_path: Path, kind: str):
+    path = tmp_path / "forger.py"
+    path.write_text(MEMORY_FORGERS[kind])
+    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
+    check = _memory_check(card)
+    assert check.verdict == "passed", check.message            # the forged count passes the probe...
+    flag = check.details["interviewer_flag"]                   # ...and the host saw what it hid
+    assert min(flag["ratios"]) > MEM_RATIO and flag["observed_peak_bytes"][-1] > 30e6  # 4 x 1024^2 x 8 B
+    assert check.message.startswith("Interviewer note: the sandbox's peak memory at row length=1024 was ")
+    assert card.all_passed                                     # evidence, not a score change
+    candidate = _memory_check(card.candidate_view())
+    assert "interviewer_flag" not in candidate.details and candidate.message == ""
+    shown = Console(record=True, width=200)
+    render_scorecard(card.candidate_view(), shown)
+    assert "Interviewer note" not in shown.export_text()
+
+
+def test_honest_quadratic_memory_fails_the_probe_and_is_not_flagged(tmp_path: Path):
+    path = tmp_path / "pairwise.py"
+    path.write_text(HONEST_QUADRATIC)
+    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
+    check = _memory_check(card)
+    assert check.verdict == "failed" and "grows faster" in check.message
+    assert "interviewer_flag" not in check.details
+    counted, observed = check.details["candidate"], check.details["observed_peak_bytes"]
+    # the host saw the same 33.5 MB temporary that tracemalloc counted (observation is live)
+    assert observed[-1] is not None and 0.5 * counted[-1] <= observed[-1] <= 2 * counted[-1], (counted, observed)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("path", sorted((SAMPLES / "attention_scores").glob("correct_*.py"))
                          + sorted((SAMPLES / "attention_scores" / "torch").glob("correct_*.py")),
@@ -240,6 +434,29 @@ def test_correct_samples_are_never_flagged(path: Path):
         assert "interviewer_flag" not in check.details, (check.id, check.message)
     observed = _work_check(card).details
     assert observed["method"] == "count"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [p for ex in ("softmax", "causal_mask", "flash_attention")
+                                  for p in sorted((SAMPLES / ex).glob("**/correct_*.py"))],
+                         ids=lambda p: str(p.relative_to(SAMPLES)))
+def test_correct_samples_peak_memory_is_never_flagged(path: Path):
+    ex = path.relative_to(SAMPLES).parts[0]
+    track = path.parent.name if path.parent.name in ("torch", "numpy") else None
+    card = grade_submission(get_exercise(ex, track=track), path, sandbox="process", seed=3)
+    check = _memory_check(card)
+    assert check.verdict == "passed" and "interviewer_flag" not in check.details, (check.message, check.details)
+    assert "observed_peak_bytes" in check.details
+
+
+@pytest.mark.docker
+def test_forged_peak_memory_is_flagged_under_docker(tmp_path: Path):
+    path = tmp_path / "forger.py"
+    path.write_text(MEMORY_FORGERS["mmap"])
+    card = grade_submission(get_exercise("softmax"), path, sandbox="docker", seed=7)
+    assert card.sandbox.get("backend") == "docker"
+    check = _memory_check(card)
+    assert check.verdict == "passed" and "interviewer_flag" in check.details, check.details
 
 
 @pytest.mark.docker

@@ -1,4 +1,7 @@
-"""Cross-check of counted probe figures with the CPU time the host observed (tamper evidence).
+"""Cross-check of counted probe figures with what the host observed (tamper evidence).
+
+Two cross-checks, each on a probe's sweep: counted FLOPs against observed CPU time
+(``tamper_flag``), and counted peak bytes against the observed peak memory (``memory_tamper_flag``).
 
 Counts (FLOPs) are made inside the submission's own process, which can patch the instruments or
 forge frames. The host separately observes the sandbox's CPU seconds per measured step
@@ -12,12 +15,28 @@ probe sizes of the bank, and where it does, overhead keeps its time slope below 
 
 * ``MEASURABLE_S``: observed CPU time at the largest size must be at least 50 ms (process-backend
   clock ticks are 10 ms);
-* ``POINT_S``: only sizes whose observed time is at least 20 ms (two clock ticks) enter the fit, and
-  at least two must: below that, tick quantisation (a step read as 0 or 10 ms) would dominate;
+* ``POINT_S``: only sizes whose observed time is at least 50 ms (five clock ticks) enter the fit,
+  and at least two must: below that, tick quantisation would dominate (at 20 ms, one tick either
+  way moves a two-point slope over a doubling of the size by up to 0.6, a third of the margin);
 * ``SLOPE_MARGIN``: the log-log slope of observed time against size (least squares over those sizes)
   must exceed the slope of the counted work over the same sizes by more than 1.5 (more than an extra
   factor of the size: a 2x slowdown of one point under machine load moves a two-point slope by 1.0
   at most when sizes double).
+
+Peak memory (``memory_tamper_flag``) is compared in bytes, not only in growth: the host observes the
+sandbox's resident memory (``grader.sandbox.observe``), which for genuine code holds the counted peak
+(``tracemalloc``, or torch's live storage) plus the step's inputs, the runner's copy of them and its
+encoding of the output: all no larger than the output and inputs the reference also holds, so within
+a few times the counted peak. Memory that grows past ``MEM_RATIO`` times the count at the two largest
+sizes was used by something the counts do not show. Thresholds:
+
+* ``MEM_MEASURABLE_BYTES``: the observed peak at the largest size must be at least 16 MiB (the
+  resident set moves in pages, the heap keeps freed memory, and cgroup v1 charges in batches);
+* ``MEM_POINT_BYTES``: the second-largest size must show at least 1 MiB too;
+* ``MEM_RATIO``: at both sizes the observed peak must exceed 8 times the counted peak. Two sizes,
+  because a one-off (a library's buffer first touched at one size) is resident afterwards and is
+  seen at one size only; a missed observation (a temporary freed before the host's reset) only
+  lowers the observed figure, so it can hide a forger but never flags a genuine solution.
 """
 
 from __future__ import annotations
@@ -29,7 +48,7 @@ import numpy as np
 #: Observed CPU seconds at the largest size below which no flag is raised (seconds).
 MEASURABLE_S = 0.05
 #: Smallest observed CPU time of a size that enters the slope fit (seconds).
-POINT_S = 0.02
+POINT_S = 0.05
 #: How much steeper (log-log slope) observed time must grow than the counted work to flag.
 SLOPE_MARGIN = 1.5
 
@@ -77,4 +96,67 @@ def tamper_flag(sweep: str, sizes: list[int], observed: list[float | None], coun
         "observed_slope": observed_slope, "counted_slope": counted_slope,
         "observed_cpu_seconds": [float(v) for v in observed], "margin": SLOPE_MARGIN, "measurable_s": MEASURABLE_S,
         "fitted_sizes": [sizes[i] for i in keep],
+    }
+
+
+
+#: Observed peak bytes at the largest size below which no memory flag is raised.
+MEM_MEASURABLE_BYTES = 16 * 2 ** 20
+#: Observed peak bytes the second-largest size must reach as well.
+MEM_POINT_BYTES = 2 ** 20
+#: How many times the counted peak the observed peak must exceed at the two largest sizes to flag.
+MEM_RATIO = 8.0
+
+
+def _fmt_bytes(value: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} B"
+
+
+def memory_tamper_flag(sweep: str, sizes: list[int], observed: list[float | None], counted: list[float],
+                       what: str = "counted peak memory") -> dict | None:
+    """Compare the host-observed peak memory of a probe's sweep with its counted peak bytes.
+
+    Args:
+        sweep: name of the swept size (``seq_len``), for the message.
+        sizes: swept sizes, increasing (at least 2).
+        observed: host-observed peak bytes of the candidate at each size, above its usage when the
+            step began (None: not observed; see ``grader.sandbox.observe``).
+        counted: the candidate's counted peak bytes at each size, as the sandbox reported it.
+        what: the counted quantity's name, for the message.
+
+    Returns:
+        None when either of the two largest sizes was not observed, the observed peak is too small to
+        judge (under ``MEM_MEASURABLE_BYTES`` at the largest size or ``MEM_POINT_BYTES`` at the one
+        before), or it is within ``MEM_RATIO`` times the count at either of them; else
+        ``{"message": str, "observed_peak_bytes": list, "counted_peak_bytes": list, "ratios":
+        [ratio at the second-largest size, at the largest], "observed_slope": float, "counted_slope":
+        float, "ratio_threshold": MEM_RATIO, "measurable_bytes": MEM_MEASURABLE_BYTES}``. The slopes are
+        log-log fits over the two largest sizes (how each grows), for the interviewer.
+    """
+    if len(sizes) < 2 or len(observed) != len(sizes) or len(counted) != len(sizes):
+        return None
+    last = [observed[-2], observed[-1]]
+    if any(v is None or not math.isfinite(v) for v in last) or not all(math.isfinite(c) for c in counted[-2:]):
+        return None
+    if last[1] < MEM_MEASURABLE_BYTES or last[0] < MEM_POINT_BYTES:
+        return None
+    ratios = [o / max(float(c), 1.0) for o, c in zip(last, counted[-2:])]
+    if min(ratios) <= MEM_RATIO:
+        return None
+    pair = [sizes[-2], sizes[-1]]
+    observed_slope = _slope(pair, last)
+    counted_slope = _slope(pair, [max(float(c), 1.0) for c in counted[-2:]])
+    return {
+        "message": (f"the sandbox's peak memory at {sweep}={sizes[-1]} was {_fmt_bytes(last[1])}, "
+                    f"{ratios[1]:.0f}x the {what} of {_fmt_bytes(counted[-1])} ({ratios[0]:.0f}x at "
+                    f"{sweep}={sizes[-2]}; observed grows like {sweep}^{observed_slope:.1f}, counted like "
+                    f"{sweep}^{counted_slope:.1f}): memory was used that the counts do not show, "
+                    "so the counts may have been tampered with"),
+        "observed_peak_bytes": [None if v is None else float(v) for v in observed],
+        "counted_peak_bytes": [float(c) for c in counted], "ratios": ratios,
+        "observed_slope": observed_slope, "counted_slope": counted_slope, "ratio_threshold": MEM_RATIO,
+        "measurable_bytes": MEM_MEASURABLE_BYTES,
     }

@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader.judge.forgery import tamper_flag
+from grader.judge.forgery import memory_tamper_flag, tamper_flag
 from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
 from grader.judge.verdicts import Verdict
 
@@ -249,12 +249,12 @@ INTERVIEWER_FLAG = "interviewer_flag"
 INTERVIEWER_NOTE = "Interviewer note: "
 
 
-def _observed(results: dict, steps: list) -> list[float | None]:
-    """Host-observed CPU seconds summed over the measured steps of each size (None if any step of a
-    size was not observed): see ``grader.sandbox.observe``."""
+def _observed(results: dict, steps: list, what: str = "observed_cpu_seconds") -> list[float | None]:
+    """Host-observed CPU seconds (or ``observed_peak_bytes``) summed over the measured steps of each
+    size (None if any step of a size was not observed): see ``grader.sandbox.observe``."""
     values: list[float | None] = []
     for group in steps:
-        seen = [results[s.id].observed_cpu_seconds if s.id in results else None for s in group]
+        seen = [getattr(results[s.id], what) if s.id in results else None for s in group]
         values.append(None if any(v is None for v in seen) else float(sum(seen)))
     return values
 
@@ -298,6 +298,13 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
             details["observed_cpu_seconds"] = observed
             flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx, ctx.candidate_steps, groups, "flops")[0])
             if flag:
+                details[INTERVIEWER_FLAG] = flag
+                message = f"{INTERVIEWER_NOTE}{flag['message']}."
+        if quantity == "peak_bytes" and device == "cpu":
+            observed = _observed(ctx.candidate_steps, groups, "observed_peak_bytes")
+            details["observed_peak_bytes"] = observed
+            flag = memory_tamper_flag(spec.sweep, sizes, observed, candidate)
+            if flag and outcome.verdict == Verdict.PASSED:
                 details[INTERVIEWER_FLAG] = flag
                 message = f"{INTERVIEWER_NOTE}{flag['message']}."
         return Outcome(outcome.verdict, message, details)

@@ -38,6 +38,9 @@ class StepResult:
     #: CPU seconds the host saw the sandbox spend between the previous frame and this one (set by
     #: the host, ``grader.sandbox.observe``; never read from the frame); None when not observed.
     observed_cpu_seconds: float | None = None
+    #: Peak bytes of the sandbox's memory above its usage at the previous frame's arrival, up to this
+    #: frame's (host-side, ``grader.sandbox.observe``); None when not observed.
+    observed_peak_bytes: int | None = None
 
 
 @dataclass

@@ -55,7 +55,7 @@ from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
 from grader.sandbox.base import INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
 from grader.sandbox.image import CONTAINER_LABEL, image_name
-from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, cgroup_cpu_source
+from grader.sandbox.observe import CpuTimeline, attach_observed, cgroup_cpu_source, cgroup_memory_watch
 
 log = logging.getLogger("grader.sandbox.docker")
 
@@ -433,7 +433,7 @@ class DockerSandbox:
     def _attend(self, container, limits: Limits) -> SandboxRun:
         """Start ``container``, stream its output until it exits or must be killed, report."""
         stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-        timeline = CpuTimeline(cgroup_cpu_source(container.id))
+        timeline = CpuTimeline(cgroup_cpu_source(container.id), memory=cgroup_memory_watch(container.id))
         pump = _StreamPump(stream, limits, timeline)
         pump.start()
         try:
@@ -481,7 +481,7 @@ class DockerSandbox:
             timed_out = True
         output = display_text(pump.output.data)
         results = decode_stream(pump.results.data, truncated=pump.results.truncated)
-        attach_observed_cpu(results, pump.timeline)
+        attach_observed(results, pump.timeline)
         return SandboxRun(
             results=results,
             exit_code=exit_code,
@@ -654,7 +654,8 @@ class WarmContainer:
         self.ready = threading.Event()
         self._discarded = False
         self._lock = threading.Lock()
-        self.pump = _StreamPump(self._chunks(), limits, CpuTimeline(cgroup_cpu_source(container.id)))
+        self.pump = _StreamPump(self._chunks(), limits, CpuTimeline(cgroup_cpu_source(container.id),
+                                                                   memory=cgroup_memory_watch(container.id)))
 
     def _chunks(self):
         """The socket's chunks with the runner's ready line taken off the front of stdout (anything

@@ -1,4 +1,4 @@
-"""What the host observes of a sandboxed run from outside it: the CPU time of the run's processes.
+"""What the host observes of a sandboxed run from outside it: CPU time and peak memory.
 
 Probe counts (FLOPs, bytes) are produced inside the submission's own process, so a submission can
 patch the instruments or forge step frames. The CPU time the kernel charges to the sandbox is out of
@@ -12,6 +12,28 @@ with the growth of the counts. Sources:
 * docker backend: the container's cgroup CPU usage, cgroup v1 ``cpuacct/docker/<id>/cpuacct.usage``
   (nanoseconds) or cgroup v2 ``.../docker-<id>.scope/cpu.stat`` or ``docker/<id>/cpu.stat``
   ``usage_usec`` (microseconds), for the ``cgroupfs`` and ``systemd`` drivers.
+
+Peak memory, the same way (``StepResult.observed_peak_bytes``): at each arrival the host reads a
+high-water mark of the sandbox's memory, resets it to the current usage, and reads that usage
+(``MemoryWatch.mark``). A step's observed peak is the highest mark read after the previous frame's
+arrival up to its own, less the usage read at the previous frame's arrival. Sources:
+
+* process backend: ``VmHWM`` (the high-water mark of the resident set) and ``VmRSS`` of the runner
+  from ``/proc/<pid>/status``, reset by writing ``5`` to ``/proc/<pid>/clear_refs`` (``proc(5)``,
+  Linux >= 4.0). The runner is the launcher's pid (``launch.py`` execs it); children it may start
+  are not included (``RLIMIT_NPROC`` limits them; a forger that hides work in a child is not seen);
+* docker backend: the container's memory cgroup, v1 ``memory.max_usage_in_bytes`` (reset by writing
+  ``0``) and ``memory.usage_in_bytes``; v2 ``memory.peak`` (reset by writing to the open file, its
+  per-descriptor reset needs Linux >= 6.12) and ``memory.current``; same layouts as for CPU. cgroup
+  v1 usage counts page cache too and is charged in batches of up to 256 kB per CPU.
+
+What the observation cannot see: a temporary allocated and freed entirely between the runner
+writing the previous frame and the host's reset (a window of the reader thread's wake-up, well
+under a millisecond on an idle host, longer under load); memory that is reserved but never touched
+(``np.empty``, ``np.zeros``: pages are resident once written). Both only make the observed peak
+lower, which the cross-check (``grader.judge.forgery``) never flags. When a chunk of the result
+stream ends inside a frame rather than at its end, the step after it is left unobserved (its work
+may have happened before the host's reset).
 
 When no source can be read, nothing is attached and no cross-check is made (never a false flag).
 """
@@ -114,20 +136,168 @@ def cgroup_cpu_source(container_id: str, root: str = CGROUP_ROOT) -> Callable[[]
     return read
 
 
+class MemoryWatch:
+    """A resettable high-water mark of a sandbox's memory, read from the host.
+
+    Args:
+        read_peak: bytes of the high-water mark since the last reset (None: unreadable).
+        reset: sets the high-water mark to the current usage; returns False if it could not.
+        read_current: bytes in use now (None: unreadable).
+    """
+
+    def __init__(self, read_peak: Callable[[], int | None], reset: Callable[[], bool],
+                 read_current: Callable[[], int | None]):
+        self.read_peak, self.reset, self.read_current = read_peak, reset, read_current
+
+    def mark(self) -> tuple[int, int] | None:
+        """``(peak bytes since the previous mark, bytes in use right after resetting the mark)``, or
+        None when a reading or the reset failed (the sandbox is gone, or this kernel has no reset)."""
+        peak = self.read_peak()
+        if peak is None or not self.reset():
+            return None
+        current = self.read_current()
+        return None if current is None else (int(peak), int(current))
+
+
+def _status_kib(pid: int, key: str) -> int | None:
+    """One ``kB`` field of ``/proc/<pid>/status`` (``VmHWM``, ``VmRSS``) in bytes; None if unreadable."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(key.encode() + b":"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def _write(path: str, text: str) -> bool:
+    try:
+        with open(path, "w") as fh:
+            fh.write(text)
+        return True
+    except OSError:
+        return False
+
+
+def process_memory_watch(pid: int) -> MemoryWatch:
+    """The runner's resident set: ``VmHWM`` since a reset (``clear_refs`` ``5``) and ``VmRSS``."""
+    return MemoryWatch(lambda: _status_kib(pid, "VmHWM"), lambda: _write(f"/proc/{pid}/clear_refs", "5"),
+                       lambda: _status_kib(pid, "VmRSS"))
+
+
+def cgroup_memory_dirs(container_id: str, root: str = CGROUP_ROOT) -> list[str]:
+    """Where the container's memory cgroup may be: v1 ``memory/docker/<id>`` or
+    ``memory/system.slice/docker-<id>.scope``; v2 ``system.slice/docker-<id>.scope`` or ``docker/<id>``."""
+    scope = f"docker-{container_id}.scope"
+    return [os.path.join(root, "memory", "docker", container_id),
+            os.path.join(root, "memory", "system.slice", scope),
+            os.path.join(root, "system.slice", scope), os.path.join(root, "docker", container_id)]
+
+
+def _read_int(path: str) -> int | None:
+    try:
+        with open(path) as fh:
+            return int(fh.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+class _CgroupV2Peak:
+    """``memory.peak`` through one open descriptor: a write resets it for that descriptor only."""
+
+    def __init__(self, path: str):
+        self.path, self.fd = path, None
+
+    def _open(self) -> int | None:
+        if self.fd is None:
+            try:
+                self.fd = os.open(self.path, os.O_RDWR)
+            except OSError:
+                return None
+        return self.fd
+
+    def read(self) -> int | None:
+        fd = self._open()
+        try:
+            return None if fd is None else int(os.pread(fd, 64, 0).strip())
+        except (OSError, ValueError):
+            return None
+
+    def reset(self) -> bool:
+        fd = self._open()
+        try:
+            return fd is not None and os.write(fd, b"reset\n") > 0
+        except OSError:  # before Linux 6.12 memory.peak is read-only
+            return False
+
+    def close(self) -> None:
+        """Close the descriptor (also on garbage collection)."""
+        if self.fd is not None:
+            try:
+                os.close(self.fd)
+            except OSError:
+                pass
+            self.fd = None
+
+    __del__ = close
+
+
+def cgroup_memory_watch(container_id: str, root: str = CGROUP_ROOT) -> MemoryWatch:
+    """The container's memory cgroup (v1 or v2, see ``cgroup_memory_dirs``); the folder is looked up on
+    each mark until found (the cgroup exists only once the container has started)."""
+    found: list = []
+
+    def locate():
+        if not found:
+            for folder in cgroup_memory_dirs(container_id, root):
+                if os.path.exists(os.path.join(folder, "memory.max_usage_in_bytes")):
+                    path = os.path.join(folder, "memory.max_usage_in_bytes")
+                    found.append((lambda p=path: _read_int(p), lambda p=path: _write(p, "0"),
+                                  lambda f=folder: _read_int(os.path.join(f, "memory.usage_in_bytes"))))
+                    break
+                if os.path.exists(os.path.join(folder, "memory.peak")):
+                    peak = _CgroupV2Peak(os.path.join(folder, "memory.peak"))
+                    found.append((peak.read, peak.reset,
+                                  lambda f=folder: _read_int(os.path.join(f, "memory.current"))))
+                    break
+        return found[0] if found else None
+
+    def call(which: int):
+        source = locate()
+        return None if source is None else source[which]()
+
+    return MemoryWatch(lambda: call(0), lambda: bool(call(1)), lambda: call(2))
+
+
 class CpuTimeline:
-    """Samples ``(bytes of the result stream received so far, CPU seconds of the sandbox)``.
+    """Samples ``(bytes of the result stream received so far, CPU seconds of the sandbox)`` and, with
+    a ``memory`` watch, ``(bytes received, peak bytes since the previous sample, bytes in use)``.
 
     ``sample(total_bytes)`` is called by the reader thread right after each chunk of the result
     stream arrives; ``source`` returns the sandbox's CPU seconds (None: unreadable, not recorded).
     """
 
-    def __init__(self, source: Callable[[], float | None] | None):
+    def __init__(self, source: Callable[[], float | None] | None, memory: MemoryWatch | None = None):
         self.source = source
+        self.memory = memory
         self.samples: list[tuple[int, float]] = []
+        self.memory_samples: list[tuple[int, int, int]] = []
         self._lock = threading.Lock()
 
     def sample(self, total_bytes: int) -> None:
-        """Record the CPU seconds now against ``total_bytes`` received (never raises)."""
+        """Record the CPU seconds (and the memory mark) now against ``total_bytes`` received (never
+        raises). A failed memory mark ends the memory record: a gap would merge two steps' peaks."""
+        if self.memory is not None:
+            try:
+                marked = self.memory.mark()
+            except Exception:  # noqa: BLE001 - an observation must never break a run
+                marked = None
+            with self._lock:
+                if marked is None:
+                    self.memory = None
+                else:
+                    self.memory_samples.append((int(total_bytes), *marked))
         if self.source is None:
             return
         try:
@@ -138,6 +308,21 @@ class CpuTimeline:
             with self._lock:
                 self.samples.append((int(total_bytes), float(seconds)))
 
+    def peak_between(self, start: int, end: int) -> int | None:
+        """Observed peak bytes above the usage at the sample taken when the stream held exactly
+        ``start`` bytes, up to the first sample holding ``end`` bytes; None when no sample ended
+        exactly at ``start`` (a chunk ran past it), or none reached ``end`` after it."""
+        with self._lock:
+            samples = list(self.memory_samples)
+        first = next((i for i, s in enumerate(samples) if s[0] >= start), None)
+        if first is None or samples[first][0] != start:
+            return None
+        last = next((i for i, s in enumerate(samples) if s[0] >= end), None)
+        if last is None or last <= first:
+            return None
+        peak = max(s[1] for s in samples[first + 1:last + 1])
+        return max(0, peak - samples[first][2])
+
     def at(self, offset: int) -> float | None:
         """CPU seconds sampled when the stream first held ``offset`` bytes, or None if never sampled."""
         with self._lock:
@@ -145,6 +330,24 @@ class CpuTimeline:
                 if total >= offset:
                     return seconds
         return None
+
+
+def attach_observed(results: RunResults, timeline: CpuTimeline) -> None:
+    """Attach what the host observed to each decoded step: CPU seconds (``attach_observed_cpu``) and
+    peak bytes (``attach_observed_memory``)."""
+    attach_observed_cpu(results, timeline)
+    attach_observed_memory(results, timeline)
+
+
+def attach_observed_memory(results: RunResults, timeline: CpuTimeline) -> None:
+    """Set each decoded step's ``observed_peak_bytes``: the sandbox's peak memory above its usage at
+    the arrival of the frame before it, up to the arrival of its own (see ``CpuTimeline.peak_between``;
+    host-side, nothing read from the frames but their boundaries). Unobserved steps keep None."""
+    previous = None
+    for kind, step_id, end in results.frame_ends:
+        if kind == "step" and step_id in results.steps and previous is not None:
+            results.steps[step_id].observed_peak_bytes = timeline.peak_between(previous, end)
+        previous = end
 
 
 def attach_observed_cpu(results: RunResults, timeline: CpuTimeline) -> None:

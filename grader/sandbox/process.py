@@ -30,7 +30,7 @@ from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable)
-from grader.sandbox.observe import CpuTimeline, attach_observed_cpu, process_tree_cpu_seconds
+from grader.sandbox.observe import CpuTimeline, attach_observed, process_memory_watch, process_tree_cpu_seconds
 
 NOBODY_UID = 65534
 #: Environment variables passed through: they pick correct OpenBLAS kernels on some CPUs.
@@ -223,7 +223,7 @@ class ProcessSandbox:
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
-        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid))
+        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid), memory=process_memory_watch(proc.pid))
         readers = (CappedReader(proc.stdout, limits.result_bytes, timeline),
                    CappedReader(proc.stderr, limits.output_bytes))
         readers[1].start()
@@ -305,7 +305,7 @@ class ProcessSandbox:
             # SIGXCPU: the CPU-seconds rlimit; SIGKILL at the hard CPU limit
             timed_out = exit_code == -signal.SIGXCPU
         results = decode_stream(results_reader.data, truncated=results_reader.truncated)
-        attach_observed_cpu(results, timeline)
+        attach_observed(results, timeline)
         return SandboxRun(
             results=results,
             exit_code=exit_code,
