@@ -120,3 +120,22 @@ def test_top_left_alignment_diagnosed(exercise):
     assert "top-left" in checks["causal_kv_len"].message
     assert checks["causal_square"].verdict == "passed"
     assert checks["no_future_leakage"].verdict == "passed"    # over-masking leaks nothing
+
+
+def test_modifying_seq_costs_seq_unchanged_alone(exercise):
+    """A right mask built by overwriting ``seq`` fails ``seq_unchanged`` only (issue 15: one mistake,
+    one deduction); the mask checks judge the returned mask, which equals seq != pad_token."""
+    path = SAMPLES / "bug_modifies_seq.py"
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)  # noqa: S102 - a repository sample
+    seq = np.array([[5, 3, 0, 0], [0, 7, 1, 2]])
+    mask = ns["create_padding_mask"](seq.copy())
+    np.testing.assert_array_equal(mask[:, 0, 0], np.array([[5, 3, 0, 0], [0, 7, 1, 2]]) != 0)
+    before = seq.copy()
+    ns["create_padding_mask"](seq)
+    assert not np.array_equal(seq, before)                     # the mistake, shown independently
+    card, checks = grade(exercise, path)
+    failed = {k for k, c in checks.items() if c.verdict != "passed"}
+    assert failed == {"seq_unchanged"}
+    assert "seq" in checks["seq_unchanged"].message
+    assert card.score == card.max_score - 1

@@ -287,7 +287,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         kwargs = {} if pad is None else {"pad_token": b.value(pad)}
         call = f"{fn}(seq {seq.shape} {seq.dtype}" + ("" if pad is None else f", pad_token={pad}") + ")"
         kind = "combined" if fn == "create_combined_mask" else "padding"
-        b.call(check, fn, [arg], kwargs, judge=judge or all_of(inputs_unchanged(), mask_equal(kind)),
+        b.call(check, fn, [arg], kwargs, judge=judge or mask_equal(kind),
                describe=call + (f", {note}" if note else "") + f"; seq = {seq.tolist()}",
                meta={"pad_token": 0 if pad is None else pad, "what": call, "seq": seq.tolist(), "probe_seed": n})
 
@@ -324,6 +324,14 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             note="left padding, 0 is a real token")
     padding("combined_mask", "create_combined_mask", _padded(rng, 2, 5, 0, lengths=[3, 0]), None,
             note="row 1 is all padding")
+
+    # seq left as it was: judged on its own (one mistake, one deduction), whatever the mask's values;
+    # drawn from its own stream so later cases keep their inputs
+    keep_rng = np.random.default_rng([public_seed, 16])
+    padding("seq_unchanged", "create_padding_mask", _padded(keep_rng, 3, 6, 0, lengths=[6, 4, 2]), None,
+            judge=inputs_unchanged())
+    padding("seq_unchanged", "create_combined_mask", _padded(keep_rng, 2, 5, 3, left=True, lengths=[3, 5]), 3,
+            judge=inputs_unchanged())
 
     # leakage probes: the candidate's mask drives attention computed on the host
     for L, S in ((6, None), (3, 8), (1, 5), (4, 4)):

@@ -1,6 +1,6 @@
 """the padding mask overwrote the caller's token ids in place (e.g. `seq[...] = seq != pad_token`): build the mask in a new array and leave seq unchanged.
 
-Must fail: padding_mask
+Must fail: seq_unchanged
 """
 PATCH = [("    keep = seq != pad_token                                  # (B, L) real tokens",
           "    keep = seq != pad_token                                  # (B, L) real tokens\n    seq[...] = keep"),

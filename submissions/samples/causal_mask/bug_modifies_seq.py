@@ -1,6 +1,7 @@
-"""Wrong: overwrites seq in place (ids to 0/1) to build the mask.
+"""Wrong: overwrites seq in place (ids to 0/1) to build the mask; the mask itself is right, so only
+seq_unchanged fails.
 
-Must fail: padding_mask
+Must fail: seq_unchanged
 Mistake: modifies_seq
 """
 import numpy as np
