@@ -6,7 +6,9 @@ mutant *explains* the check when
 
 * on every case the candidate failed, the mutant's result reproduces the candidate's: the same
   structure, and every array (outputs and gradients) equal within the case's tolerance, or the same
-  exception type when both raised; and
+  exception type when both raised (on a case whose reference raises, a check that the input is
+  rejected, the judge asks only whether that exception type was raised: there the mutant
+  reproduces the candidate when neither raised it, whatever else each did); and
 * on every case of the check the candidate passed, the mutant passes too (its result is within
   tolerance of golden), so a mutant that would have failed where the candidate did not is excluded.
 
@@ -176,11 +178,23 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
     return True
 
 
+def _raised(result: StepResult) -> str | None:
+    """The exception type a step raised, or None when it returned."""
+    if result.report.get("ok") and not result.report.get("exception"):
+        return None
+    return (result.report.get("exception") or {}).get("type")
+
+
 def reproduces(candidate: StepResult | None, mutant: StepResult | None, expected: StepResult,
                golden: StepResult) -> bool:
-    """Whether the mutant's result on one case is the candidate's (see the module docstring)."""
+    """Whether the mutant's result on one case is the candidate's (see the module docstring): where
+    the reference raises, whether both raised that exception type or neither did."""
     if candidate is None or mutant is None:
         return False
+    if not expected.report.get("ok") or expected.report.get("exception"):
+        wanted = (expected.report.get("exception") or {}).get("type")
+        return _raised(candidate) != wanted and _raised(mutant) != wanted or \
+            _raised(candidate) == wanted and _raised(mutant) == wanted
     c_ok = bool(candidate.report.get("ok")) and not candidate.report.get("exception")
     m_ok = bool(mutant.report.get("ok")) and not mutant.report.get("exception")
     if not c_ok or not m_ok:

@@ -3,6 +3,7 @@ right everywhere, fully masked rows included (NaN -> 0), but the gradients of x,
 wherever a query row is fully masked: the softmax of an all -inf row has no derivative.
 
 Must fail: grad_edge_cases
+Mistake: additive_inf_mask_nan_to_num
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: the attention weights are detached (a leftover from plotting them), so gradients to x through Q and K, and to W_q and W_k, are lost.
 
 Must fail: grad_input
+Mistake: attention_weights_detached
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: the scale is taken from the K projection before splitting (sqrt(num_kv_heads * d_k)).
 
 Must fail: values
+Mistake: logits_divided_by_kv_width
 """
 
 import math

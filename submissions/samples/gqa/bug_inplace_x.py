@@ -1,6 +1,7 @@
 """Bug: x is scaled in place by 1/sqrt(d_k) after K and V are projected, to fold the scale into Q (the caller's tensor changes).
 
 Must fail: inputs_unchanged
+Mistake: x_scaled_in_place
 """
 
 import math

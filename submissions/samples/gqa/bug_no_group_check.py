@@ -1,6 +1,7 @@
 """Bug: no ValueError when num_query_heads % num_kv_heads != 0.
 
 Must fail: bad_group
+Mistake: no_group_check
 """
 
 import math

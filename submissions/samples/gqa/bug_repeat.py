@@ -1,6 +1,7 @@
 """Bug: KV heads expanded with .repeat (query head h reads KV head h % H_kv) instead of repeat_interleave.
 
 Must fail: head_mapping
+Mistake: heads_mapped_with_repeat
 """
 
 import math

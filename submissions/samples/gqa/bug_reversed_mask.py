@@ -1,6 +1,7 @@
 """Bug: mask polarity reversed (True read as masked out).
 
 Must fail: masks
+Mistake: mask_polarity_inverted
 """
 
 import math

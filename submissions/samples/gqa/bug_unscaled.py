@@ -1,6 +1,7 @@
 """Bug: scores not scaled by 1/sqrt(d_k).
 
 Must fail: values
+Mistake: unscaled
 """
 
 import math

@@ -1,6 +1,8 @@
 """Wrong (NumPy track): a fully masked query row gives NaN (the -inf maximum is not replaced).
 
-Must fail: fully_masked_rows"""
+Must fail: fully_masked_rows
+Mistake: nan_fully_masked_rows
+"""
 
 import math
 

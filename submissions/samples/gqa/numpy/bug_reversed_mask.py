@@ -1,6 +1,8 @@
 """Wrong (NumPy track): the mask is applied with the opposite polarity.
 
-Must fail: masks"""
+Must fail: masks
+Mistake: mask_polarity_inverted
+"""
 
 import math
 

@@ -1,6 +1,8 @@
 """Wrong (NumPy track): scores scaled by the K projection width, 1/sqrt(num_kv_heads * d_k).
 
-Must fail: values"""
+Must fail: values
+Mistake: logits_divided_by_kv_width
+"""
 
 import math
 

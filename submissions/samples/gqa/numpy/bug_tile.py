@@ -1,7 +1,9 @@
 """Wrong (NumPy track): KV heads expanded with np.tile (query head h reads KV head h % num_kv_heads)
 instead of np.repeat (h // group).
 
-Must fail: head_mapping"""
+Must fail: head_mapping
+Mistake: heads_mapped_with_tile
+"""
 
 import math
 
