@@ -55,6 +55,7 @@ def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id):
 
 @pytest.mark.parametrize("exercise_id, name, other", [
     ("mha", "logits_divided_by_d_k", "scaled_by_sqrt_d_model"),
+    ("kv_cache", "logits_divided_by_d_k", "scaled_by_sqrt_d_model"),
     ("attention_scores", "logits_divided_by_d_k", "unscaled"),
     ("causal_mask", "combined_pads_query_axis", "combined_or"),
 ])

@@ -1,0 +1,5 @@
+"""scores were divided by d_k instead of sqrt(d_k) (the 1/sqrt(d_k) scale applied twice).
+
+Must fail: prefill_decode
+"""
+PATCH = [("/ math.sqrt(self.d_k) ", "/ self.d_k ")]
