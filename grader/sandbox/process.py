@@ -30,6 +30,7 @@ from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable)
+from grader.sandbox.deadline import wait_for_run
 from grader.sandbox.observe import CpuTimeline, attach_observed, process_memory_watch, process_tree_cpu_seconds
 
 NOBODY_UID = 65534
@@ -281,10 +282,18 @@ class ProcessSandbox:
         results_reader, output_reader = readers
         timeline = results_reader.timeline
         timed_out = False
+
+        def finished(timeout: float) -> bool:
+            try:
+                proc.wait(timeout=timeout)
+                return True
+            except subprocess.TimeoutExpired:
+                return False
+
         try:
-            proc.wait(timeout=limits.wall_seconds)
-        except subprocess.TimeoutExpired:
-            timed_out = True
+            # the wall-clock limit, with an allowance while the run computes on a loaded host
+            timed_out = wait_for_run(finished, lambda: process_tree_cpu_seconds(proc.pid), limits.wall_seconds,
+                                     float(limits.cpu_seconds), start)
         finally:
             # the whole session: children and grandchildren that kept the process group go too
             try:
