@@ -20,3 +20,25 @@ def mutant_file(exercise_id: str, name: str, folder: Path, track: str | None = N
     path = Path(folder) / f"{name}.py"
     path.write_text(mistake.source, encoding="utf-8")
     return path
+
+
+def assert_named_as(exercise, source: str, name: str, folder: Path, seed: int = 5):
+    """Grade ``source`` (a correct solution with one mistake of the bank written into its own style) in
+    this process, and assert that the mutant ``name``'s ``Must fail:`` checks fail and that replay
+    names ``name`` and no other mistake. Returns the scorecard.
+
+    Raises:
+        AssertionError: a named check passed, or the named mistakes are not exactly ``{name}``.
+    """
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission  # noqa: PLC0415
+    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+
+    path = Path(folder) / f"styled_{name}.py"
+    path.write_text(source, encoding="utf-8")
+    card = grade_submission(exercise, path, seed=seed, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+    mistake = next(m for m in exercise.mistakes if m.name == name)
+    failed = {c.id for c in card.checks if c.verdict != "passed"}
+    assert set(mistake.must_fail) <= failed, failed
+    named = {c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
+    assert named == {name}, {c.id: c.message.splitlines()[0] for c in card.checks if c.verdict != "passed"}
+    return card

@@ -11,6 +11,8 @@ import pytest
 
 from grader.grading.exercise import get_exercise, project_root
 from grader.grading.grade import grade_submission
+from grader.judge.mistakes import apply_patch
+from mutant_helpers import assert_named_as, mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples" / "causal_mask"
 
@@ -92,30 +94,30 @@ def create_combined_mask(seq, pad_token=0):
     assert card.score == card.max_score, {k: c.message for k, c in checks.items() if c.verdict != "passed"}
 
 
-def test_combined_or_is_caught_and_named(exercise):
-    card, checks = grade(exercise, SAMPLES / "bug_combined_or.py")
+def test_combined_or_is_caught_and_named(exercise, tmp_path):
+    card, checks = grade(exercise, mutant_file("causal_mask", "combined_or", tmp_path))
     assert checks["combined_mask"].verdict == "failed"
     assert "combined with OR" in checks["combined_mask"].message
     assert checks["causal_square"].verdict == "passed" and checks["padding_mask"].verdict == "passed"
 
 
-def test_leakage_probe_names_first_leaking_pair(exercise):
-    _, checks = grade(exercise, SAMPLES / "bug_upper_triangle.py")
+def test_leakage_probe_names_first_leaking_pair(exercise, tmp_path):
+    _, checks = grade(exercise, mutant_file("causal_mask", "causal_polarity_inverted", tmp_path))
     leak = checks["no_future_leakage"]
     assert leak.verdict == "failed"
     assert leak.details["first_leak"] == {"batch": 0, "query": 0, "key": 1}
     assert "query 0" in leak.message and "key/value 1" in leak.message and "future token" in leak.message
 
 
-def test_padding_on_query_axis_leaks_padded_keys(exercise):
-    _, checks = grade(exercise, SAMPLES / "bug_combined_query_padding.py")
+def test_padding_on_query_axis_leaks_padded_keys(exercise, tmp_path):
+    _, checks = grade(exercise, mutant_file("causal_mask", "combined_pads_query_axis", tmp_path))
     leak = checks["no_padding_leakage"]
     assert leak.verdict == "failed" and "a padding token" in leak.message
     assert "query axis" in checks["combined_mask"].message
 
 
-def test_top_left_alignment_diagnosed(exercise):
-    _, checks = grade(exercise, SAMPLES / "bug_top_left.py")
+def test_top_left_alignment_diagnosed(exercise, tmp_path):
+    _, checks = grade(exercise, mutant_file("causal_mask", "causal_top_left", tmp_path))
     assert checks["causal_kv_len"].verdict == "failed"
     assert "top-left" in checks["causal_kv_len"].message
     assert checks["causal_square"].verdict == "passed"
@@ -139,3 +141,50 @@ def test_modifying_seq_costs_seq_unchanged_alone(exercise):
     assert failed == {"seq_unchanged"}
     assert "seq" in checks["seq_unchanged"].message
     assert card.score == card.max_score - 1
+
+
+# One-line mistakes written into the np.tril / torch.tril style of the correct samples (the bank's
+# mutants patch the reference, written with arange comparisons): replay names each of them in this
+# style too, and nothing else. They were bug samples, each a copy of the correct one with these lines
+# changed; the (old, new) pairs below are those edits.
+TRIL = ("numpy", "correct_tril_bool.py")
+TRIL_TORCH = ("torch", "torch/correct_tril.py")
+TRIL_MISTAKES = [
+    (TRIL, "combined_or", [("create_causal_mask(seq.shape[1]) & create_padding_mask",
+                            "create_causal_mask(seq.shape[1]) | create_padding_mask")]),
+    (TRIL, "combined_pads_query_axis", [("& create_padding_mask(seq, pad_token)",
+                                         "& (seq != pad_token)[:, None, :, None]")]),
+    (TRIL, "padding_polarity_inverted", [("return (seq != pad_token)[:, None, None, :]",
+                                          "return (seq == pad_token)[:, None, None, :]"),
+                                         ("& create_padding_mask(seq, pad_token)",
+                                          "& (seq != pad_token)[:, None, None, :]")]),
+    (TRIL, "pad_token_ignored", [("return (seq != pad_token)", "return (seq != 0)")]),
+    (TRIL, "causal_top_left", [("dtype=bool), k=kv_len - seq_len)", "dtype=bool))")]),
+    (TRIL, "causal_diagonal_masked", [("k=kv_len - seq_len)", "k=kv_len - seq_len - 1)")]),
+    (TRIL, "causal_polarity_inverted", [("np.tril(np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len)",
+                                         "np.triu(np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len + 1)"),
+                                        ("return create_causal_mask(seq.shape[1]) &",
+                                         "return ~create_causal_mask(seq.shape[1]) &")]),
+    (TRIL, "kv_len_ignored", [("np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len)",
+                               "np.ones((seq_len, seq_len), dtype=bool))")]),
+    (TRIL, "no_value_error", [("    if kv_len < seq_len:\n        raise", "    if False:\n        raise")]),
+    (TRIL, "causal_mask_2d", [("k=kv_len - seq_len)[None, None]", "k=kv_len - seq_len)"),
+                              ("create_causal_mask(seq.shape[1]) &", "create_causal_mask(seq.shape[1])[None, None] &")]),
+    (TRIL, "additive_causal_mask", [("return np.tril(np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len)[None, None]",
+                                     "allowed = np.tril(np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len)\n"
+                                     "    return np.where(allowed, 0.0, -np.inf)[None, None]"),
+                                    ("create_causal_mask(seq.shape[1]) &", "(create_causal_mask(seq.shape[1]) == 0) &")]),
+    (TRIL_TORCH, "combined_or", [("create_causal_mask(seq.shape[1]) & create_padding_mask",
+                                  "create_causal_mask(seq.shape[1]) | create_padding_mask")]),
+    (TRIL_TORCH, "causal_top_left", [("diagonal=kv_len - seq_len)", "diagonal=0)")]),
+    (TRIL_TORCH, "causal_upper_triangle", [("torch.tril(ones,", "torch.triu(ones,")]),
+    (TRIL_TORCH, "no_value_error", [("    if kv_len < seq_len:\n        raise", "    if False:\n        raise")]),
+]
+
+
+@pytest.mark.parametrize("where, name, patch", TRIL_MISTAKES,
+                         ids=[f"{w[0]}-{n}" for w, n, _ in TRIL_MISTAKES])
+def test_one_line_mistakes_in_the_tril_style_are_named_by_their_mutant(where, name, patch, tmp_path):
+    track, correct = where
+    source = apply_patch((SAMPLES / correct).read_text(encoding="utf-8"), patch, name)
+    assert_named_as(get_exercise("causal_mask", track=track), source, name, tmp_path)

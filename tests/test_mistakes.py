@@ -11,6 +11,7 @@ from grader.grading.exercise import exercise_ids, get_exercise
 from grader.grading.grade import _MEASURE_LOCK, answers_for, build_plan, grade_submission
 from grader.grading.trusted import TrustedInProcess
 from grader.judge.mistakes import MistakeInvalid, apply_patch, load_mistake
+from mutant_helpers import mutant_file
 
 BANKED = [i for i in exercise_ids() if get_exercise(i).mistakes]
 
@@ -116,14 +117,16 @@ def test_one_mistake_one_deduction(exercise_id, sample):
 
 @pytest.mark.parametrize("exercise_id, files", [
     ("softmax", ["correct_logsumexp.py", "bug_naive_exp.py", "bug_inplace.py"]),
-    ("attention_scores", ["correct_einsum.py", "bug_reversed_mask.py"]),
+    ("attention_scores", ["correct_einsum.py", "mistake:mask_polarity_inverted"]),
 ])
-def test_warm_path_gives_the_sandbox_results(exercise_id, files):
+def test_warm_path_gives_the_sandbox_results(exercise_id, files, tmp_path):
     """The in-process path for trusted files returns what the process sandbox returns: same status,
-    score, verdicts, and the same output arrays for every value step."""
+    score, verdicts, and the same output arrays for every value step (``mistake:NAME``: the bank's
+    mutant, written to a file)."""
     exercise = get_exercise(exercise_id)
     for name in files:
-        path = exercise.samples_path / name
+        path = (mutant_file(exercise_id, name.removeprefix("mistake:"), tmp_path) if name.startswith("mistake:")
+                else exercise.samples_path / name)
         warm = grade_submission(exercise, path, seed=11, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
         cold = grade_submission(exercise, path, seed=11, sandbox="process")
         assert warm.sandbox["backend"] == "in-process" and cold.sandbox["backend"] == "process"
