@@ -234,3 +234,138 @@ def strip_hint(message: str) -> str:
     if message.startswith("Likely mistake:"):
         return message.split("\n", 1)[1] if "\n" in message else ""
     return message
+
+
+# -- complexity checks: replaying measurements ---------------------------------------------------
+#
+# A failed probe check (``grader.judge.probes``) has no values to compare: what failed is a measured
+# series (FLOPs, kv FLOPs or peak bytes at each swept size). Its diagnosis replays the probe's steps
+# with their measurements, in this process, for each mutant of the bank whose ``Must fail:`` names the
+# check, and names a mutant only when its series reproduces the candidate's on the larger half of the
+# sweep (within ``COST_RTOL``, relative) with the same growth exponent there (fitted log-log slopes
+# within ``COST_SLOPE_TOL``), and no other mutant does (``same_cost``). Timed series (the counting trail was lost) are never
+# replayed: a clock cannot tell two mistakes apart.
+
+#: Largest relative difference between the candidate's and a mutant's measured figure at one size
+#: (counts are deterministic; peak bytes differ by allocator noise of a few hundred bytes).
+COST_RTOL = 0.05
+#: Largest difference between the fitted log-log slopes (growth exponents) of the two series.
+COST_SLOPE_TOL = 0.1
+_COST_CACHE: "OrderedDict[tuple, dict[str, RunResults]]" = OrderedDict()
+
+
+def check_steps(plan: Plan, check: str) -> list[str]:
+    """Ids of every step of ``check`` in plan order (for a probe: set-up steps and measured steps)."""
+    return [s.id for s in plan.steps if s.check == check]
+
+
+def run_mutant_measured(mistake: Mistake, plan: Plan, check: str, lock=None) -> RunResults:
+    """Run one mutant on the steps of the complexity check ``check`` with their measurements
+    (the probe's ``measure`` requests: FLOPs, kv FLOPs, peak bytes, seconds), in this process.
+
+    Args:
+        lock: held around the run (``grader.grading.grade._MEASURE_LOCK``): tracemalloc and the
+            NumPy work counter are process-wide, so no other measured run may overlap.
+
+    A mutant that fails to import gives results whose steps are all missing (it then explains nothing).
+    """
+    import contextlib  # noqa: PLC0415
+
+    keep = set(check_steps(plan, check))
+    wire = plan.wire()
+    wire = {**wire, "audit_ops": False, "steps": [s for s in wire["steps"] if s["id"] in keep]}
+    results = RunResults(import_report={"ok": True, "exception": None})
+    try:
+        module = import_mutant(mistake)
+    except Exception as exc:  # noqa: BLE001 - recorded; a broken mutant names nothing
+        results.import_report = {"ok": False, "exception": {"type": type(exc).__name__, "message": str(exc)}}
+        return results
+
+    def emit(report: dict, out: dict[str, np.ndarray]) -> None:
+        results.steps[report["id"]] = StepResult(report=report, arrays=out)
+
+    with (lock or contextlib.nullcontext()), _RUN_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        PlanExecutor(wire, plan.arrays, module, module_file=str(mistake.path), use_alarm=False).run(emit)
+    results.done = True
+    return results
+
+
+def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check: str,
+                     lock=None) -> dict[str, RunResults]:
+    """Each mutant's measured results on the steps of ``check``, computed once per ``key``
+    (exercise files, seed, bank and check), like ``mutant_answers``."""
+    with _CACHE_LOCK:
+        hit = _COST_CACHE.get(key)
+        if hit is not None:
+            _COST_CACHE.move_to_end(key)
+            return hit
+    answers = {m.name: run_mutant_measured(m, plan, check, lock) for m in mistakes}
+    with _CACHE_LOCK:
+        _COST_CACHE[key] = answers
+        while len(_COST_CACHE) > _CACHE_MAX * 4:
+            _COST_CACHE.popitem(last=False)
+    return answers
+
+
+def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,
+                    quantity: str) -> tuple[list[int], list[float]] | None:
+    """``(sizes, values)``: ``quantity`` summed over the measured steps of each swept size of the
+    probe ``check`` (as ``grader.judge.probes`` sums them), or None when a step is missing, raised,
+    or lost the counting trail (``trail_lost``), or a value is not a positive finite number."""
+    measured = [s for s in plan.steps if s.meta.get("probe") == check and "measure" in s.wire]
+    sizes = sorted({s.meta["size"] for s in measured})
+    values = []
+    for size in sizes:
+        total = 0.0
+        for step in (s for s in measured if s.meta["size"] == size):
+            got = steps.get(step.id)
+            if got is None or not got.report.get("ok") or got.report.get("exception"):
+                return None
+            m = got.report.get("measure") or {}
+            if m.get("trail_lost") or m.get(quantity) is None:
+                return None
+            total += float(m[quantity])
+        if not (np.isfinite(total) and total > 0):
+            return None
+        values.append(total)
+    return (sizes, values) if sizes else None
+
+
+def same_cost(sizes: list[int], candidate: list[float], mutant: list[float], *,
+              rtol: float = COST_RTOL, slope_tol: float = COST_SLOPE_TOL) -> bool:
+    """Whether a mutant's measured series reproduces the candidate's on the larger half of the sweep
+    (at least its two largest sizes), where the term a complexity mistake adds dominates the fixed
+    costs in which two right-in-value styles may differ (buffers, a pre-scaled copy of the query):
+    at each of those sizes ``|c - m| <= rtol * max(c, m)``, and the growth exponents over them
+    (fitted log-log slopes, ``grader.judge.probes.fit_slope``) differ by at most ``slope_tol``.
+
+    Args:
+        sizes: swept sizes, increasing; candidate / mutant: the measured quantity at each size
+            (FLOPs, kv FLOPs or peak bytes).
+    """
+    from grader.judge.probes import fit_slope  # noqa: PLC0415
+
+    if len(candidate) != len(mutant) or len(candidate) != len(sizes) or len(sizes) < 2:
+        return False
+    top = slice(min(len(sizes) // 2, len(sizes) - 2), None)
+    sizes, candidate, mutant = list(sizes)[top], list(candidate)[top], list(mutant)[top]
+    if any(abs(c - m) > rtol * max(abs(c), abs(m)) for c, m in zip(candidate, mutant)):
+        return False
+    return abs(fit_slope(sizes, candidate) - fit_slope(sizes, mutant)) <= slope_tol
+
+
+def explaining_cost(plan: Plan, check: str, quantity: str, candidate: dict[str, StepResult],
+                    mutants: dict[str, RunResults]) -> list[str]:
+    """Names of the mutants whose measured ``quantity`` series on the probe ``check`` reproduces the
+    candidate's (``same_cost``); none when the candidate's own series is unusable."""
+    got = measured_series(plan, candidate, check, quantity)
+    if got is None:
+        return []
+    sizes, values = got
+    names = []
+    for name, run in mutants.items():
+        theirs = measured_series(plan, run.steps, check, quantity)
+        if theirs is not None and theirs[0] == sizes and same_cost(sizes, values, theirs[1]):
+            names.append(name)
+    return names

@@ -323,6 +323,29 @@ def _worst(outcomes: list[Outcome]) -> Outcome:
     return outcomes[0]
 
 
+#: ``details["mistake"]`` of a submission that used a forbidden API (one name for every exercise).
+FORBIDDEN_MISTAKE = "forbidden_api"
+
+
+def name_forbidden(checks: tuple[CheckResult, ...], seen: str) -> tuple[CheckResult, ...]:
+    """The checks of a submission caught using a forbidden API, each with ``details["mistake"] =
+    "forbidden_api"`` and a ``details["diagnosis"]`` naming the call seen and the rule that forbids it.
+
+    Only called where the evidence is direct: the static scan (``api_rules.scan_source``) found the
+    name in the source, the runner's import guard saw the import, or the op audit saw the aten op run.
+    Every check is forbidden (0 points) by design: the exercise is to write the computation, and the
+    values a library call returns say nothing about whether the candidate can (README, "How partial
+    credit maps to mistakes").
+
+    Args:
+        seen: what was seen and the rule, e.g. ``the source uses scipy.special.softmax at line 3
+            (rule: scipy)``.
+    """
+    text = f"a forbidden API was used: {seen}; the exercise asks for the computation written by hand."
+    return tuple(CheckResult(**{**c.__dict__, "details": {**c.details, "mistake": FORBIDDEN_MISTAKE,
+                                                          "diagnosis": text}}) for c in checks)
+
+
 def _check_results(exercise: Exercise, outcomes: dict[str, list[tuple[str, Outcome]]]) -> tuple[CheckResult, ...]:
     checks = []
     for spec in exercise.checks:
@@ -379,22 +402,78 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
 def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
                step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
                expected: RunResults, golden: RunResults) -> tuple[CheckResult, ...]:
-    """Name the mistake behind each failed (or errored) value check by replaying the exercise's mistake bank
-    (``grader.grading.diagnosis``): exactly one mutant explaining the check's cases gives
+    """Name the mistake behind each failed (or errored) check by replaying the exercise's mistake bank
+    (``grader.grading.diagnosis``): exactly one mutant explaining the check gives
     ``Likely mistake: <its diagnosis>`` and ``details["mistake"]``; several give no name and drop any
     hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
+
+    A value check is explained by mutants that reproduce the candidate's outputs on its failed cases
+    and pass its passed ones. A complexity check is explained by mutants whose ``Must fail:`` names
+    it (and whose other named checks the candidate failed too) and whose measured series, replayed on
+    the probe's steps, reproduces the candidate's on the larger half of the sweep
+    (``diagnosis.explaining_cost``); a series judged by timing is never replayed.
 
     Raises:
         grader.judge.mistakes.MistakeInvalid: the bank is malformed (a grader fault).
     """
+    if not exercise.mistakes:
+        return checks
+    bank = tuple((m.name, hashlib.sha256(m.source.encode("utf-8")).hexdigest()) for m in exercise.mistakes)
+    by_name = {m.name: m for m in exercise.mistakes}
+    checks = _apply_value_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden, bank)
+    replayed: set[str] = set()
+    failed_ids = {c.id for c in checks if c.verdict != str(Verdict.PASSED)}
+    out = []
+    for check in checks:
+        # self-check proves a mutant fails every check its ``Must fail:`` names, so one naming a check
+        # the candidate passed is not the candidate's mistake (e.g. K/V repeated along the sequence
+        # costs the same kv FLOPs as expanded weights, but also fails ``values``)
+        suspects = [m for m in exercise.mistakes if check.id in m.must_fail and set(m.must_fail) <= failed_ids]
+        quantity = check.details.get("quantity")
+        if (check.category != "complexity" or check.verdict != str(Verdict.FAILED) or not suspects
+                or check.details.get("method") != "count" and quantity != "peak_bytes" or not quantity):
+            out.append(check)
+            continue
+        replayed.add(check.id)
+        measured = diagnosis.measured_answers((*_cache_key(exercise, seed, device), "cost", check.id, bank),
+                                              suspects, plan, check.id, _MEASURE_LOCK)
+        names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
+        details = {k: v for k, v in check.details.items() if k not in ("diagnosis", "mistake")}
+        message = check.message
+        if len(names) == 1:
+            mistake = by_name[names[0]]
+            message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
+            details.update({"mistake": mistake.name, "diagnosis": mistake.diagnosis})
+        elif len(names) > 1:
+            message = diagnosis.strip_hint(message)
+            details["mistakes_matching"] = names
+        out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
+    # A complexity check that no mutant of the bank names in its ``Must fail:`` cannot be replayed;
+    # when the values name exactly one mistake and self-check proves that mistake fails this
+    # complexity check too, it is the likely cause, and a hint chosen from the measurement alone is
+    # replaced by it.
+    named = {c.details.get("mistake") for c in out if c.details.get("mistake")}
+    if len(named) == 1:
+        mistake = by_name[named.pop()]
+        out = [CheckResult(**{**c.__dict__, "message": f"Likely mistake: {mistake.diagnosis}\n"
+                              f"{diagnosis.strip_hint(c.message)}",
+                              "details": {**c.details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}})
+               if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
+               and c.id not in replayed else c for c in out]
+    return tuple(out)
+
+
+def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
+                      step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
+                      expected: RunResults, golden: RunResults, bank: tuple) -> tuple[CheckResult, ...]:
+    """The value-check half of ``apply_bank`` (replay of outputs on the failed cases)."""
     # a check that errored (the candidate raised) is replayed too: a mutant raising the same exception
     # type on the same cases, and passing the others, explains it
     wrong = (str(Verdict.FAILED), str(Verdict.ERROR))
     failing = [c for c in checks if c.verdict in wrong and c.category != "complexity"]
-    if not failing or not exercise.mistakes:
+    if not failing:
         return checks
     keep = set(diagnosis.value_steps(plan))
-    bank = tuple((m.name, hashlib.sha256(m.source.encode("utf-8")).hexdigest()) for m in exercise.mistakes)
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
                                        exercise.mistakes, plan)
     by_name = {m.name: m for m in exercise.mistakes}
@@ -422,17 +501,6 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
         else:
             details = check.details
         out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
-    # A complexity check cannot be replayed (mutants are not measured), but when the values name exactly
-    # one mistake and self-check proves that mistake fails this complexity check too, it is the likely
-    # cause, and a hint chosen from the measurement alone is replaced by it.
-    named = {c.details.get("mistake") for c in out if c.details.get("mistake")}
-    if len(named) == 1:
-        mistake = by_name[named.pop()]
-        out = [CheckResult(**{**c.__dict__, "message": f"Likely mistake: {mistake.diagnosis}\n"
-                              f"{diagnosis.strip_hint(c.message)}",
-                              "details": {**c.details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}})
-               if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
-               else c for c in out]
     return tuple(out)
 
 
@@ -502,7 +570,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         checks = _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message)
         checks = tuple(CheckResult(**{**c.__dict__, "details": {"violations": [v.__dict__ for v in violations]}})
                        for c in checks)
-        return card(Status.GRADED, checks, message)
+        seen = "; ".join(f"{v.used_as} at line {v.line} (rule: {v.name})" for v in violations)
+        return card(Status.GRADED, name_forbidden(checks, f"the source uses {seen}"), message)
 
     try:
         # 2. The plan, then the submission in the sandbox while the reference answers the same plan
@@ -564,7 +633,9 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         if results.forbidden_imports:
             names = ", ".join(sorted(set(results.forbidden_imports)))
             message = f"The submission tried to import {names}, which this exercise forbids."
-            return card(Status.GRADED, _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message), message, run)
+            checks = name_forbidden(_same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message),
+                                    f"the runner's import guard saw an import of {names} (rule: forbidden_modules)")
+            return card(Status.GRADED, checks, message, run)
         if not results.import_report.get("ok"):
             exc = results.import_report.get("exception") or {}
             message = (f"The submission failed while being imported: {exc.get('type')}: {exc.get('message')}\n"
@@ -578,6 +649,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             message = op_audit.message(flagged)
             checks = tuple(CheckResult(**{**c.__dict__, "details": {"forbidden_ops": [f.__dict__ for f in flagged]}})
                            for c in _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message))
+            seen = "; ".join(f"{f.op} in step {f.step} (rule: forbidden_ops)" for f in flagged)
+            checks = name_forbidden(checks, f"the op audit saw {seen}")
             return card(Status.GRADED, op_audit.with_ops_seen(checks, plan, results), message, run)
 
         status, status_message = Status.GRADED, ""

@@ -2,6 +2,7 @@
 so the work grows like seq_len^3 instead of seq_len^2.
 
 Must fail: work_scaling
+Mistake: per_row_recompute
 """
 import math
 

@@ -3,6 +3,7 @@ so the work grows like seq_len^3 instead of seq_len^2; every function first conv
 `np.array(x).view(np.ndarray)`, which must not hide the work from the counter (issue 15).
 
 Must fail: work_scaling
+Mistake: per_row_recompute
 """
 import math
 

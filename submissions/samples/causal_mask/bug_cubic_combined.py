@@ -2,6 +2,7 @@
 memory grows with the cube of the sequence length although the answer is right.
 
 Must fail: memory_scaling
+Mistake: cubic_position_comparison
 """
 import numpy as np
 

@@ -2,6 +2,7 @@
 running max and sum. The values are right; the memory is quadratic.
 
 Must fail: memory_scaling
+Mistake: full_score_matrix
 """
 
 import math

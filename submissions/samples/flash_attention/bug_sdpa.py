@@ -1,6 +1,7 @@
 """Bug: hands the work to F.scaled_dot_product_attention, which the exercise forbids.
 
 Must fail: values
+Mistake: forbidden_api
 """
 
 import torch

@@ -1,6 +1,7 @@
 """Bug: W_k/W_v are expanded to full width (D, D) before projecting: numerically right, but keys and values are projected at H_q heads (H_q / H_kv times the FLOPs GQA exists to save).
 
 Must fail: kv_flops
+Mistake: kv_weights_expanded
 """
 
 import math

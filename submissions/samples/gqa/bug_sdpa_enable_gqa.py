@@ -1,6 +1,7 @@
 """Bug: F.scaled_dot_product_attention with enable_gqa=True (forbidden).
 
 Must fail: values
+Mistake: forbidden_api
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: reaches the SDPA kernel through torch.ops with a computed name (caught by the op audit, not the static scan).
 
 Must fail: values
+Mistake: forbidden_api
 """
 
 import math

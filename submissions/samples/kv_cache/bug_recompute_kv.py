@@ -2,6 +2,7 @@
 whole sequence at every step, O(T*D^2) per decode step instead of O(T*D + D^2).
 
 Must fail: decode_complexity
+Mistake: recompute_kv
 """
 import numpy as np
 

@@ -2,6 +2,7 @@
 the projections cost num_heads times the work.
 
 Must fail: flops_scaling
+Mistake: full_projection_per_head
 """
 import math
 

@@ -1,6 +1,7 @@
 """Bug: projections through nn.Linear modules (forbidden: no nn.Module in this exercise).
 
 Must fail: self_attention
+Mistake: forbidden_api
 """
 
 import math

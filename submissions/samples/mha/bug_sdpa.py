@@ -1,6 +1,7 @@
 """Bug: calls F.scaled_dot_product_attention (forbidden).
 
 Must fail: self_attention
+Mistake: forbidden_api
 """
 
 import math

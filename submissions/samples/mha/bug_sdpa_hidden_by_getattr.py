@@ -1,6 +1,7 @@
 """Bug: reaches the fused attention kernel through a string built at run time (caught by the op audit).
 
 Must fail: self_attention
+Mistake: forbidden_api
 """
 
 import math

@@ -2,6 +2,7 @@
 pairwise difference along the axis, so its memory grows with the square of the row length.
 
 Must fail: memory_scaling
+Mistake: pairwise_quadratic
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: calls SciPy's softmax, which the exercise forbids.
 
 Must fail: values_1d
+Mistake: forbidden_api
 """
 from scipy.special import softmax as _softmax
 

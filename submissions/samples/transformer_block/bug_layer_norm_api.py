@@ -1,6 +1,7 @@
 """Bug: LayerNorm through F.layer_norm, which the exercise forbids (write it by hand).
 
 Must fail: values
+Mistake: forbidden_api
 """
 
 import math

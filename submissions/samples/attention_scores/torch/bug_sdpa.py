@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): calls F.scaled_dot_product_attention, which the exercise forbids.
 
 Must fail: output_basic
+Mistake: forbidden_api
 """
 
 import math

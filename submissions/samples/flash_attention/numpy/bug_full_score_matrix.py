@@ -2,6 +2,7 @@
 quadratic memory.
 
 Must fail: memory_scaling
+Mistake: full_score_matrix
 """
 
 import math

@@ -2,6 +2,7 @@
 but keys and values cost num_query_heads / num_kv_heads times the work).
 
 Must fail: kv_flops
+Mistake: kv_weights_expanded
 """
 
 import math

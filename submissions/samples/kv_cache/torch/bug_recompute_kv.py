@@ -2,6 +2,7 @@
 at each step (right numbers, O(T*D^2) per decode step).
 
 Must fail: decode_complexity
+Mistake: recompute_kv
 """
 
 import math

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): calls F.scaled_dot_product_attention, which the exercise forbids.
 
 Must fail: prefill_decode"""
+Mistake: forbidden_api
 
 import torch
 import torch.nn.functional as F

@@ -2,6 +2,7 @@
 num_heads times the projection work (right numbers).
 
 Must fail: flops_scaling
+Mistake: full_projection_per_head
 """
 
 import math

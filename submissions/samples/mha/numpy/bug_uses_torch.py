@@ -1,6 +1,7 @@
 """Wrong (NumPy track): uses torch, which the NumPy track forbids.
 
 Must fail: self_attention
+Mistake: forbidden_api
 """
 
 import math

@@ -2,6 +2,7 @@
 sees aten._softmax run.
 
 Must fail: values_1d
+Mistake: forbidden_api
 """
 
 

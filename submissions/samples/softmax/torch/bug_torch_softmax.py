@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): calls torch.softmax, which the exercise forbids (static API rule).
 
 Must fail: values_1d
+Mistake: forbidden_api
 """
 
 import torch
