@@ -69,6 +69,23 @@ def test_a_mutant_is_diagnosed_as_itself_and_never_as_its_look_alike(exercise_id
     assert all(other not in c.message for c in card.checks)
 
 
+@pytest.mark.parametrize("name, other_sentence", [
+    ("logits_scaled_by_sqrt_d_model", "divided by d_k instead of sqrt(d_k)"),
+    ("logits_divided_by_d_k", "scaled by 1/sqrt(D) (the model width)"),
+])
+def test_gqa_sqrt_d_model_and_d_k_scales_are_never_named_for_each_other(name, other_sentence):
+    """gqa: at D=16, num_query_heads=4 (d_k = 4 = sqrt(16)) a 1/sqrt(D) scale and a 1/d_k scale give
+    the same scores; with no sqrt(D) mutant in the bank, a 1/sqrt(D) solution was told it divided by
+    d_k on fully_masked_rows, half_precision and grad_weights. Both mutants now explain those checks,
+    so nothing is named there, and each is named as itself where the shapes tell them apart."""
+    exercise = get_exercise("gqa")
+    assert 1.0 / np.sqrt(16) == 1.0 / (16 // 4)   # the coincidence on those cases' shapes
+    card = _grade_mutant(exercise, name, seed=2)
+    assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {name}
+    assert not any(other_sentence in c.message for c in card.checks)
+    assert card.score < card.max_score
+
+
 def test_the_d_k_mistake_is_not_blamed_on_sqrt_d_model_where_the_two_coincide():
     """At D=16, d_k=4 (4 == sqrt(16)) dividing by d_k and by sqrt(D) give the same scores: the old
     hand-written hint said "1/sqrt(D)"; the bank names d_k because other cases tell them apart."""
