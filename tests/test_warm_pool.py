@@ -429,3 +429,21 @@ def test_waiting_containers_end_when_their_grader_is_killed(docker_sandbox):
     for i in ids:
         with pytest.raises(NotFound):
             client.containers.get(i)
+
+
+@pytest.mark.docker
+def test_select_sandbox_reuses_the_pools_docker_backend(docker_pooled):
+    cold, cold_why = select_sandbox("docker")
+    assert not isinstance(cold, PooledSandbox)
+    pool = docker_pooled({"numpy": 0, "torch": 0})
+    for name in ("docker", "auto"):
+        backend, why = select_sandbox(name, require_isolation=True)
+        assert isinstance(backend, PooledSandbox) and backend.backend is pool.backend  # no new probe of the engine
+        assert backend.info() == cold.info()
+    assert select_sandbox("docker")[1] == cold_why
+    assert select_sandbox("auto")[1] == f"docker ({pool.backend.ready_reason})"
+    from grader.sandbox import _docker_backend  # noqa: PLC0415
+
+    assert _docker_backend()[0] is pool.backend
+    pool.close()
+    assert _docker_backend()[0] is not pool.backend  # closed: the engine is probed again

@@ -14,7 +14,19 @@ __all__ = ["BACKENDS", "Limits", "Sandbox", "SandboxJob", "SandboxRun", "Sandbox
 
 
 def _docker_backend():
-    """The docker backend when it is ready here, else None and why."""
+    """The docker backend when it is ready here, else None and why.
+
+    With a warm pool of docker containers installed in this process (``grader.sandbox.pool``), its
+    backend, checked when the pool started: a service grading asks for the backend at every
+    submission, and probing the engine again (a new client, ping, image and version queries) cost
+    more than the pool saved on softmax. Should the engine or image go away meanwhile, the run fails
+    as an ``infrastructure_error`` (retried), as a cold run would.
+    """
+    from grader.sandbox.pool import installed  # noqa: PLC0415
+
+    pool = installed()
+    if pool is not None and not pool.closed and getattr(pool.backend, "name", None) == "docker":
+        return pool.backend, getattr(pool.backend, "ready_reason", "engine reachable")
     try:
         from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415 - optional backend
     except ImportError:

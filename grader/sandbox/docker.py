@@ -346,6 +346,8 @@ class DockerSandbox:
         self.image = image
         self.runtime = runtime
         self._engine: str | None = None
+        #: why ``if_ready`` found it ready (reused as the selection's reason while a pool holds it)
+        self.ready_reason = "engine reachable"
 
     @classmethod
     def if_ready(cls, image: str | None = None, runtime: str | None = None) -> tuple[DockerSandbox | None, str]:
@@ -372,8 +374,10 @@ class DockerSandbox:
             if runtime not in runtimes:
                 return None, (f"the runtime {runtime!r} (${RUNTIME_ENV}) is not configured in the engine "
                               f"(it has {', '.join(sorted(runtimes)) or 'none'})")
-        return cls(client, found, runtime), (f"engine reachable, image {name} {found.short_id}"
-                                             + (f", runtime {runtime}" if runtime else ""))
+        backend = cls(client, found, runtime)
+        backend.ready_reason = (f"engine reachable, image {name} {found.short_id}"
+                                + (f", runtime {runtime}" if runtime else ""))
+        return backend, backend.ready_reason
 
     def info(self) -> SandboxInfo:
         """Isolation in force for every run (limits are recorded beside it by the grader)."""

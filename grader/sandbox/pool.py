@@ -131,6 +131,11 @@ class WarmPool:
             self._in_flight += delta
             self._cond.notify_all()
 
+    @property
+    def closed(self) -> bool:
+        """``close`` was called (nothing more is started or served)."""
+        return self._closed
+
     def waiting(self) -> int:
         """How many started sandboxes are waiting now."""
         with self._cond:
