@@ -2,6 +2,7 @@
 (masked_fill_); every mask it returns is right, so only seq_unchanged fails.
 
 Must fail: seq_unchanged
+Mistake: modifies_seq
 """
 import torch
 def create_causal_mask(seq_len, kv_len=None):

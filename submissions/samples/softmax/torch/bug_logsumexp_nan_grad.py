@@ -4,6 +4,7 @@ exp(x - lse) = exp(-inf - (-inf)) = NaN, and the torch.where that hides the slic
 multiplies that NaN by 0 in the backward one: the gradient of x is NaN there (the reference's is 0).
 
 Must fail: gradients
+Mistake: nan_gradient_all_neg_inf
 """
 
 import torch

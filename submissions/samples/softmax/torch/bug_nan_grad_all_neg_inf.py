@@ -3,6 +3,7 @@ NaN of an all -inf slice (exp(-inf - (-inf)), then 0/0) is zeroed afterwards wit
 torch.where still sends the NaN backward: the gradient of x is NaN in that slice (the reference's is 0).
 
 Must fail: gradients
+Mistake: nan_gradient_all_neg_inf
 """
 
 import torch
