@@ -163,3 +163,34 @@ def test_warm_path_gives_the_sandbox_results(exercise_id, files, tmp_path):
         assert w.arrays.keys() == c.arrays.keys()
         for key in w.arrays:
             np.testing.assert_array_equal(w.arrays[key], c.arrays[key])
+
+
+@pytest.mark.parametrize("exercise_id, track, sample, name", [
+    # returns an output for one bad group and raises RuntimeError for the other, where the mutant raises
+    # RuntimeError for both: bad_group asks only "was ValueError raised", so they are the same mistake
+    ("gqa", "torch", "bug_no_group_check.py", "no_group_check"),
+    # float32 angles formed another way (torch.arange(...).float(), exp(-log(10000) * 2i / d)): they differ
+    # from the mutant's float32 angles by as much as either differs from the reference
+    ("positional_encoding", "torch", "bug_float32_angles.py", "float32_angles"),
+    ("rope", "torch", "bug_float32_table_for_float64.py", "float32_table_for_float64"),
+    ("rope", "numpy", "bug_float32_table_for_float64.py", "float32_table_for_float64"),
+    # right values returned as a NumPy array: the float32-rounding rule never names a right-valued answer
+    ("positional_encoding", "torch", "bug_returns_numpy.py", "returns_numpy"),
+])
+def test_a_sample_is_named_by_its_mistake_where_it_differs_from_the_mutant_only_as_the_contract_allows(
+        exercise_id, track, sample, name):
+    exercise = get_exercise(exercise_id, track=track)
+    path = exercise.samples_path / sample
+    card = grade_submission(exercise, path, seed=4, trusted_runner=TrustedInProcess(sample, _MEASURE_LOCK))
+    assert card.score < card.max_score
+    assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {name}
+
+
+@pytest.mark.parametrize("exercise_id", ["gqa", "rope", "transformer_block"])
+def test_the_stub_is_not_diagnosed_as_a_missing_value_error(exercise_id):
+    """The stub raises NotImplementedError everywhere: unfinished code, not 'no ValueError raised'."""
+    exercise = get_exercise(exercise_id)
+    card = grade_submission(exercise, exercise.stub_path, seed=4,
+                            trusted_runner=TrustedInProcess("stub.py", _MEASURE_LOCK))
+    assert card.score == 0
+    assert not any(c.details.get("mistake") for c in card.checks)

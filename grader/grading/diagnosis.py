@@ -145,8 +145,25 @@ def _descs(result: StepResult) -> dict[tuple, dict]:
     return leaves
 
 
+def _within_error_ratio(xa: np.ndarray, xb: np.ndarray, golden: StepResult, gold_desc: dict | None,
+                        ratio: float, tol: Tolerance) -> bool:
+    """Whether ``xa`` (the candidate's) is itself wrong (outside ``tol`` of the golden answer) and as
+    close to ``xb`` (the mutant's) as ``ratio`` times ``xb``'s own greatest distance from the golden
+    answer (a mistake defined only up to rounding at a lower precision; see ``grader.judge.mistakes``)."""
+    if not gold_desc or gold_desc.get("kind") != "array":
+        return False
+    xg = golden.arrays.get(gold_desc["key"])
+    if xg is None or xg.shape != xb.shape or not np.all(np.isfinite(xa)):
+        return False
+    xg = xg.astype(np.float64)
+    if compare_arrays("x", xa, xg, tol).ok:
+        return False  # the candidate's values are right: whatever it failed, it is not this rounding
+    own = float(np.max(np.abs(xb - xg), initial=0.0))
+    return float(np.max(np.abs(xa - xb), initial=0.0)) <= ratio * own
+
+
 def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult, *,
-                  strict: bool = True) -> bool:
+                  strict: bool = True, error_ratio: float | None = None) -> bool:
     """Whether ``a`` reproduces ``b``: same structure, dtypes and inputs modified in place, arrays
     within the case's tolerance (NaN where both have NaN counts as equal; two results returned in the
     same coarser dtype than the case's are compared at that dtype's floor). Without ``strict``, values
@@ -171,7 +188,8 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
             tol = _tolerance(where, le, lg, expected, golden, da)
             if strict:
                 tol = _widened(tol, dtype_name(da))
-            if not compare_arrays("x", xa, xb, tol).ok:
+            if not compare_arrays("x", xa, xb, tol).ok and not (
+                    error_ratio and _within_error_ratio(xa, xb, golden, lg.get(where), error_ratio, tol)):
                 return False
         elif da.get("kind") == "scalar" and da.get("value") != db.get("value"):
             return False
@@ -186,13 +204,15 @@ def _raised(result: StepResult) -> str | None:
 
 
 def reproduces(candidate: StepResult | None, mutant: StepResult | None, expected: StepResult,
-               golden: StepResult) -> bool:
+               golden: StepResult, error_ratio: float | None = None) -> bool:
     """Whether the mutant's result on one case is the candidate's (see the module docstring): where
     the reference raises, whether both raised that exception type or neither did."""
     if candidate is None or mutant is None:
         return False
     if not expected.report.get("ok") or expected.report.get("exception"):
         wanted = (expected.report.get("exception") or {}).get("type")
+        if _raised(candidate) == "NotImplementedError":
+            return False  # unfinished code (the stub), not a mistake
         return _raised(candidate) != wanted and _raised(mutant) != wanted or \
             _raised(candidate) == wanted and _raised(mutant) == wanted
     c_ok = bool(candidate.report.get("ok")) and not candidate.report.get("exception")
@@ -201,7 +221,7 @@ def reproduces(candidate: StepResult | None, mutant: StepResult | None, expected
         return (not c_ok and not m_ok
                 and (candidate.report.get("exception") or {}).get("type")
                 == (mutant.report.get("exception") or {}).get("type"))
-    return _arrays_match(candidate, mutant, expected, golden)
+    return _arrays_match(candidate, mutant, expected, golden, error_ratio=error_ratio)
 
 
 def passes(mutant: StepResult | None, expected: StepResult, golden: StepResult) -> bool:
@@ -218,12 +238,14 @@ def passes(mutant: StepResult | None, expected: StepResult, golden: StepResult) 
 
 def explaining(failed: list[str], passed: list[str], candidate: dict[str, StepResult],
                mutants: dict[str, RunResults], expected: dict[str, StepResult],
-               golden: dict[str, StepResult]) -> list[str]:
+               golden: dict[str, StepResult], error_ratios: dict[str, float] | None = None) -> list[str]:
     """Names of the mutants that explain a check: they reproduce the candidate on every ``failed``
-    step and pass every ``passed`` step (step ids of one check)."""
+    step and pass every ``passed`` step (step ids of one check). ``error_ratios``: the
+    ``REPLAY_ERROR_RATIO`` of the mutants that declare one, by name (``grader.judge.mistakes``)."""
     names = []
     for name, run in mutants.items():
-        if all(reproduces(candidate.get(s), run.steps.get(s), expected[s], golden[s]) for s in failed) and \
+        ratio = (error_ratios or {}).get(name)
+        if all(reproduces(candidate.get(s), run.steps.get(s), expected[s], golden[s], ratio) for s in failed) and \
                 all(passes(run.steps.get(s), expected[s], golden[s]) for s in passed):
             names.append(name)
     return names

@@ -488,7 +488,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         if not failed or len(failed) + len(passed) != len(cases):
             out.append(check)
             continue
-        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps)
+        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps,
+                                     {m.name: m.error_ratio for m in exercise.mistakes if m.error_ratio})
         details = {k: v for k, v in check.details.items() if k != "diagnosis"}
         message = check.message
         if len(names) == 1:

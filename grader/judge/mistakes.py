@@ -12,6 +12,13 @@ below full marks). The body is one of:
 * no ``PATCH``: the file itself is the mutant, a complete module with the reference's API (for
   mistakes that are not a local edit).
 
+Optional, in either form: ``REPLAY_ERROR_RATIO = 10.0`` (a literal, read with ``ast.literal_eval``) for
+a mistake whose outputs are defined only up to rounding at a lower precision (angles or a table built
+in float32): two equally valid float32 formulations differ from each other by as much as either
+differs from the reference, so the candidate reproduces the mutant on a case when its greatest
+distance from the mutant is at most this many times the mutant's own greatest distance from the
+reference's answer (``grader.grading.diagnosis``), instead of within the case's tolerance.
+
 The bank is trusted host code (it is written by exercise authors, like the reference): mutants run
 in-process on the host, for ``grade selfcheck`` and for diagnosis, and are never sent to a sandbox.
 The approach is that of mutation-testing tools (mutmut, cosmic-ray): a named operator applied to
@@ -42,6 +49,7 @@ class Mistake:
         diagnosis: the first paragraph of its docstring, the sentence shown to the candidate.
         must_fail: check ids the mutant must fail (selfcheck proves it).
         source: the mutant's full source text (the patched reference, or the file itself).
+        error_ratio: ``REPLAY_ERROR_RATIO`` of the file, or None (see the module docstring).
     """
 
     name: str
@@ -49,6 +57,7 @@ class Mistake:
     diagnosis: str
     must_fail: tuple[str, ...]
     source: str
+    error_ratio: float | None = None
 
 
 def _patch(path: Path, tree: ast.Module) -> list[tuple[str, str]] | None:
@@ -63,6 +72,20 @@ def _patch(path: Path, tree: ast.Module) -> list[tuple[str, str]] | None:
                     for p in value)):
                 raise MistakeInvalid(f"{path}: PATCH must be a non-empty list of (old, new) string pairs")
             return [(old, new) for old, new in value]
+    return None
+
+
+def _error_ratio(path: Path, tree: ast.Module) -> float | None:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "REPLAY_ERROR_RATIO"
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError as exc:
+                raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a literal number") from exc
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+                raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a number >= 1, got {value!r}")
+            return float(value)
     return None
 
 
@@ -100,7 +123,8 @@ def load_mistake(path: Path, reference_path: Path) -> Mistake:
     must_fail = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
     patch = _patch(path, tree)
     source = text if patch is None else apply_patch(reference_path.read_text(encoding="utf-8"), patch, str(path))
-    return Mistake(name=path.stem, path=path, diagnosis=diagnosis, must_fail=must_fail, source=source)
+    return Mistake(name=path.stem, path=path, diagnosis=diagnosis, must_fail=must_fail, source=source,
+                   error_ratio=_error_ratio(path, tree))
 
 
 def load_bank(mistakes_dir: Path, reference_path: Path) -> list[Mistake]:

@@ -3,3 +3,4 @@
 Must fail: large_positions
 """
 PATCH = [('angle = p[:, None] * inv_freq[None, :]', 'angle = p[:, None].astype(np.float32) * inv_freq[None, :].astype(np.float32)')]
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

@@ -2,6 +2,7 @@
 diagonal (range(n_blocks - 1)).
 
 Must fail: causal
+Mistake: causal_block_short
 """
 
 import math

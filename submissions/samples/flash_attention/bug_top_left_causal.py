@@ -1,6 +1,7 @@
 """Bug: the causal mask aligned top-left (key j <= query i), ignoring L_k - L_q.
 
 Must fail: causal_bottom_right
+Mistake: causal_top_left
 """
 
 import math

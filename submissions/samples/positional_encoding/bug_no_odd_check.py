@@ -1,6 +1,7 @@
 """Bug: an odd d_model is not rejected (the last column is silently dropped by the slicing).
 
 Must fail: odd_d_model
+Mistake: no_odd_check
 """
 import numpy as np
 

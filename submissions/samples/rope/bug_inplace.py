@@ -1,6 +1,7 @@
 """Bug: writes the rotated halves back into x in place.
 
 Must fail: input_unchanged
+Mistake: rotated_in_place
 """
 import torch
 

@@ -2,6 +2,7 @@
 may attend; a 0/1 mask hides it, a mask of 0 / 3 (or 0.5, -2.0) does not.
 
 Must fail: numeric_mask
+Mistake: mask_equals_one
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: post-LN order (the original Transformer's): LayerNorm after each residual add.
 
 Must fail: values
+Mistake: post_layer_norm
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug (NumPy): the running max is not used to rescale the running sum (l += rowsum(p)).
 
 Must fail: values
+Mistake: sum_not_rescaled
 """
 
 import math

@@ -1,6 +1,7 @@
 """Bug: rotates x in place and returns it.
 
 Must fail: input_unchanged
+Mistake: rotated_in_place
 """
 import numpy as np
 

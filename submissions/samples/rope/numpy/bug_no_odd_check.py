@@ -1,6 +1,7 @@
 """Bug: an odd d is not rejected.
 
 Must fail: odd_d
+Mistake: no_odd_check
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Bug (NumPy): the GPT-2 tanh approximation of GELU where exact erf GELU is asked.
 
 Must fail: values
+Mistake: tanh_gelu
 """
 
 import math

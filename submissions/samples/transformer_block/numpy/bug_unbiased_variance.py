@@ -1,6 +1,7 @@
 """Bug (NumPy): LayerNorm with the unbiased variance (ddof=1).
 
 Must fail: values
+Mistake: unbiased_variance
 """
 
 import math
