@@ -33,11 +33,13 @@ from grader.sandbox.observe import (CpuTimeline, MemoryWatch, attach_observed, a
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "submissions" / "samples"
 
-#: Correct attention scores plus hidden work that grows like seq_len^5 (seq_len^2/160 products of
-#: (4 seq_len)^2 matrices), done with the FLOP counter switched off: counts stay the reference's.
-#: Sized for a clear margin under load: ~0.1 s of CPU at seq_len=64 (twice ``POINT_S``) and ~30x that
-#: at 128, an observed slope of ~5 against the flag's threshold of 2 + ``SLOPE_MARGIN`` = 3.5 (a
-#: seq_len^4 forger's 3.85 was 0.35 above it, and failed once in three runs under load).
+#: Correct attention scores plus hidden work that grows like seq_len^5 (seq_len^2/64 products of
+#: (4 seq_len)^2 matrices), done with the FLOP counter switched off: counts stay the reference's. It
+#: hides work only inside a counted call (not in the probe's timing repeats or the other cases), so
+#: the run stays well inside its 60 s under load. Sized for a clear margin: ~0.12 s of CPU at
+#: seq_len=64 (twice ``POINT_S``) and ~30x that at 128, an observed slope of ~5 against the flag's
+#: threshold of 2 + ``SLOPE_MARGIN`` = 3.5 (a seq_len^4 forger's 3.85 was 0.35 above it, and
+#: failed once in three runs under load).
 FORGER = '''
 import sys
 import numpy as np
@@ -53,17 +55,16 @@ def _counter():
 
 def _hidden_work(seq_len):
     c = _counter()
-    was = c.active if c is not None else None
-    if c is not None:
-        c.active = False
+    if c is None or not c.active:
+        return
+    c.active = False
     try:
         n = 4 * seq_len
         m = np.full((n, n), 1.0 / n)
-        for _ in range(max(1, seq_len * seq_len // 160)):
+        for _ in range(max(1, seq_len * seq_len // 64)):
             m = m @ m
     finally:
-        if c is not None:
-            c.active = was
+        c.active = True
 
 
 def compute_attention_scores(query, key, mask=None):
