@@ -13,7 +13,8 @@ from grader.grading.trusted import TrustedInProcess
 from grader.judge.mistakes import MistakeInvalid, apply_patch, load_mistake
 from mutant_helpers import mutant_file
 
-BANKED = [i for i in exercise_ids() if get_exercise(i).mistakes]
+BANKED_TRACKS = [(i, t) for i in exercise_ids() for t in get_exercise(i).tracks
+                 if get_exercise(i, track=t).mistakes]  # every track's bank (mistakes_<track>/ included)
 
 
 def _grade_mutant(exercise, name, seed):
@@ -36,11 +37,12 @@ def test_patch_must_match_exactly_once(tmp_path):
         load_mistake(bad, tmp_path / "ref.py")
 
 
-@pytest.mark.parametrize("exercise_id", BANKED)
-def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id):
+@pytest.mark.parametrize("exercise_id, track", BANKED_TRACKS)
+def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id, track):
     """A diagnosis names a mutant only when no other one reproduces the same results: on the plan's
-    cases, every two mutants whose values differ from the reference must also differ from each other."""
-    exercise = get_exercise(exercise_id)
+    cases, every two mutants whose values differ from the reference must also differ from each other
+    (in every track: the torch banks are separate files)."""
+    exercise = get_exercise(exercise_id, track=track)
     plan = build_plan(exercise, 7)
     expected, golden, _ = answers_for(exercise, 7, plan)
     runs = {m.name: diagnosis.run_mutant(m, plan) for m in exercise.mistakes}
