@@ -32,8 +32,15 @@ writing the previous frame and the host's reset (a window of the reader thread's
 under a millisecond on an idle host, longer under load); memory that is reserved but never touched
 (``np.empty``, ``np.zeros``: pages are resident once written). Both only make the observed peak
 lower, which the cross-check (``grader.judge.forgery``) never flags. When a chunk of the result
-stream ends inside a frame rather than at its end, the step after it is left unobserved (its work
-may have happened before the host's reset).
+stream runs past the end of a frame, the step after that frame is left unobserved (its work may
+have happened before the host's reset). The other side of such a boundary is kept: the step's mark
+then also holds the peak of the step after it (which ran before the host read the frame). Requiring
+exact boundaries there too would leave most large frames (over the pipe's 64 kB, or coalesced by
+the Docker engine) unobserved; instead the memory flag needs the excess at the two largest sizes
+of a sweep. A probe's steps follow each other, so a chunk running past the second-largest size's
+frame leaves the largest unobserved (no flag); a false flag would need the step after the largest
+to hold over 16 MiB and 8 times the probe's count, and the second-largest to show 8 times its own
+count on its own. CPU time has the same boundary rule (``CpuTimeline.at``).
 
 When no source can be read, nothing is attached and no cross-check is made (never a false flag).
 """
