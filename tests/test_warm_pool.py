@@ -314,6 +314,7 @@ def test_a_pooled_container_runs_one_job_and_close_leaves_none(docker_sandbox):
         run = docker_sandbox.run_warm(first, _trivial_job())
         assert run.infrastructure_error is None and run.exit_code == 0
         assert run.results.import_report["ok"] and run.results.done and run.results.steps["s1"].report["ok"]
+        docker_sandbox.wait_removals()  # removed in the background once its run was read
         with pytest.raises(NotFound):
             docker_sandbox.client.containers.get(first_id)  # removed after its one run
         assert not os.path.exists(root)
@@ -389,6 +390,7 @@ def test_cpu_spent_importing_before_the_job_is_not_the_jobs(docker_sandbox):
         warm.discard()
         pytest.skip("this engine's cgroup layout is not readable here (no observation, no cross-check)")
     run = docker_sandbox.run_warm(warm, _trivial_job())
+    docker_sandbox.wait_removals()
     assert run.results.steps["s1"].report["ok"]
     observed = run.results.steps["s1"].observed_cpu_seconds
     assert before > 0.5  # importing torch cost the container at least this much CPU

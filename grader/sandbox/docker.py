@@ -251,8 +251,22 @@ def _remove(container) -> None:
             _ACTIVE.pop(container.id, None)
 
 
+#: Background removals of warm containers whose run has been read (``WarmContainer.discard``).
+_REMOVALS: set[threading.Thread] = set()
+
+
+def wait_removals(timeout: float = 2 * KILL_GRACE_S) -> None:
+    """Wait (at most ``timeout`` seconds in all) for the background removals started so far."""
+    deadline = time.monotonic() + timeout
+    with _ACTIVE_LOCK:
+        pending = list(_REMOVALS)
+    for thread in pending:
+        thread.join(max(0.0, deadline - time.monotonic()))
+
+
 @atexit.register
 def _remove_active_at_exit() -> None:
+    wait_removals()
     with _ACTIVE_LOCK:
         leftovers = list(_ACTIVE.values())
     for container in leftovers:
@@ -613,7 +627,14 @@ class DockerSandbox:
                 except (DockerException, requests.RequestException) as exc:
                     raise SandboxUnavailable(f"the engine failed during the run: {_short(exc)}") from exc
             finally:
-                warm.discard()
+                # the run has been read: the container (stopped by now) is removed in the background,
+                # which saves the caller the engine's removal (0.05-0.5 s per run on a loaded machine)
+                warm.discard(background=True)
+
+    @staticmethod
+    def wait_removals(timeout: float = 2 * KILL_GRACE_S) -> None:
+        """See the module function ``wait_removals`` (``WarmPool.close`` calls it)."""
+        wait_removals(timeout)
 
 
 def _ended_before_job(why: str) -> SandboxRun:
@@ -685,20 +706,36 @@ class WarmContainer:
         return (not self.used and not self.pump.ended.is_set()
                 and time.monotonic() - self.started < WARM_MAX_WAIT_S)
 
-    def discard(self) -> None:
-        """Remove the container (killing it), close the socket, remove the folder (idempotent)."""
+    def discard(self, background: bool = False) -> None:
+        """Remove the container (killing it), close the socket, remove the folder (idempotent).
+
+        ``background``: do it in a daemon thread (``wait_removals`` waits for those; whatever is
+        still there at exit is removed by this module's exit handler, or else by the label sweep).
+        """
         with self._lock:
             if self._discarded:
                 return
             self._discarded = True
+        if not background:
+            self._discard()
+            return
+        thread = threading.Thread(target=self._discard, daemon=True, name="docker-warm-removal")
+        with _ACTIVE_LOCK:
+            _REMOVALS.add(thread)
+        thread.start()
+
+    def _discard(self) -> None:
         try:
             _remove(self.container)
         except (DockerException, requests.RequestException):
             pass  # the sweep removes it (owner gone or deadline passed)
-        for closing in (self.raw.close, self.sock.close):
-            try:
-                closing()
-            except OSError:
-                pass
-        self.pump.join(timeout=KILL_GRACE_S)
-        shutil.rmtree(self.root, ignore_errors=True)
+        finally:
+            for closing in (self.raw.close, self.sock.close):
+                try:
+                    closing()
+                except OSError:
+                    pass
+            self.pump.join(timeout=KILL_GRACE_S)
+            shutil.rmtree(self.root, ignore_errors=True)
+            with _ACTIVE_LOCK:
+                _REMOVALS.discard(threading.current_thread())

@@ -213,6 +213,9 @@ class WarmPool:
             thread.join(timeout=timeout)  # a start in flight finishes, then is discarded by the loop
         for warm in waiting:
             warm.discard()
+        drain = getattr(self.backend, "wait_removals", None)
+        if callable(drain):
+            drain()  # sandboxes of finished runs that the backend removes in the background
 
 
 class PooledSandbox:
