@@ -166,3 +166,23 @@ def test_forward_nan_on_masked_rows_is_named_as_such_in_the_gradient_check(tmp_p
     outcomes = judge_in_process("mha", mutant_file("mha", "nan_fully_masked_rows", tmp_path))
     bad = [o for o in outcomes["grad_edge_cases"] if o.verdict != "passed"]
     assert bad and all("the output itself is NaN" in o.message for o in bad)
+
+
+@pytest.mark.parametrize("track, sample", [(None, "bug_float_mask_to_bias_in_place.py"),
+                                           ("numpy", "numpy/bug_float_mask_inplace.py")])
+def test_a_numeric_mask_rewritten_in_place_fails_inputs_unchanged_alone(track, sample):
+    """Right outputs (and gradients), but a 0/1 float mask becomes an additive -inf/0 bias in place:
+    inputs_unchanged has numeric-mask cases, so it fails there and nowhere else."""
+    path = SAMPLES / sample
+    module = load_submission(str(path), f"sample_mha_{path.stem}")
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 3, 4))
+    W = [rng.standard_normal((4, 4)) for _ in range(4)]
+    mask = np.array([[[[1.0, 0.0, 1.0]]]])
+    args = (x, x, x, 2, *W, mask) if track == "numpy" else \
+        (*[torch.tensor(x)] * 3, 2, *map(torch.tensor, W), torch.tensor(mask))
+    module.multi_head_attention(*args)
+    assert not np.array_equal(np.asarray(args[-1]), np.array([[[[1.0, 0.0, 1.0]]]]))   # the mistake, by hand
+    outcomes = judge_in_process("mha", path, track=track)
+    assert failed(outcomes) == {"inputs_unchanged"}
+    assert "Modified its input in place: mask" in messages(outcomes, "inputs_unchanged")

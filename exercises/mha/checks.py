@@ -347,6 +347,13 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.add("inputs_unchanged", rng, B=2, L_q=5, D=8, H=2, self_attn=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L_q=3, L_k=6, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 6),
           judge=unchanged)
+    # numeric masks too, on their own stream (later cases keep their inputs): turning the caller's 0/1
+    # float mask into an additive -inf bias in place went unseen with bool masks only
+    keep_rng = np.random.default_rng([public_seed, 17])
+    c.add("inputs_unchanged", keep_rng, B=2, L_q=4, L_k=5, D=8, H=2, mask=padding_mask(keep_rng, 2, 5),
+          mask_dtype="float32", judge=unchanged, note="0.0 / 1.0 float mask")
+    c.add("inputs_unchanged", keep_rng, B=2, L_q=5, D=8, H=2, dtype="float64", self_attn=True,
+          mask=causal_mask(5, 5), mask_dtype="int64", judge=unchanged, note="0 / 1 integer mask")
     c.bad_heads("bad_num_heads", rng, D=10, H=4)
     c.bad_heads("bad_num_heads", rng, D=8, H=3)
 
