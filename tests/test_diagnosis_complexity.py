@@ -144,3 +144,18 @@ def test_a_quadratic_memory_style_not_in_the_bank_gets_no_wrong_name():
     assert "memory_scaling" in failed
     # its memory grows like the bank's pairwise mutant, but not by the same figures: no name
     assert "mistake" not in failed["memory_scaling"].details
+
+
+@pytest.mark.slow
+def test_a_look_alike_is_replayed_even_after_a_candidate_that_excluded_it():
+    """Mutant measurements are cached per mutant: after a candidate for which only kv_weights_expanded
+    was a suspect, the K/V-repeated-along-the-sequence mutant (same kv FLOPs, also fails values) still
+    has both mutants reproduce its kv_flops figures, so that check names none."""
+    exercise = get_exercise("gqa")
+    _grade(exercise, SAMPLES / "gqa" / "bug_expand_weights.py")
+    mistake = next(m for m in exercise.mistakes if m.name == "kv_repeated_along_sequence")
+    card = _grade_source(exercise, mistake.source)
+    kv = next(c for c in card.checks if c.id == "kv_flops")
+    assert kv.verdict == "failed" and "mistake" not in kv.details
+    assert sorted(kv.details["mistakes_matching"]) == ["kv_repeated_along_sequence", "kv_weights_expanded"]
+    assert _named(card) == ["kv_repeated_along_sequence"]

@@ -315,18 +315,23 @@ def run_mutant_measured(mistake: Mistake, plan: Plan, check: str, lock=None) -> 
 
 def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check: str,
                      lock=None) -> dict[str, RunResults]:
-    """Each mutant's measured results on the steps of ``check``, computed once per ``key``
-    (exercise files, seed, bank and check), like ``mutant_answers``."""
-    with _CACHE_LOCK:
-        hit = _COST_CACHE.get(key)
-        if hit is not None:
-            _COST_CACHE.move_to_end(key)
-            return hit
-    answers = {m.name: run_mutant_measured(m, plan, check, lock) for m in mistakes}
-    with _CACHE_LOCK:
-        _COST_CACHE[key] = answers
-        while len(_COST_CACHE) > _CACHE_MAX * 4:
-            _COST_CACHE.popitem(last=False)
+    """Each of ``mistakes``' measured results on the steps of ``check``; each mutant is run once per
+    ``key`` (exercise files, seed, bank and check) and kept, like ``mutant_answers``, whichever
+    subset of the bank a later candidate asks for."""
+    answers = {}
+    for m in mistakes:
+        slot = (*key, m.name)
+        with _CACHE_LOCK:
+            hit = _COST_CACHE.get(slot)
+            if hit is not None:
+                _COST_CACHE.move_to_end(slot)
+        if hit is None:
+            hit = run_mutant_measured(m, plan, check, lock)
+            with _CACHE_LOCK:
+                _COST_CACHE[slot] = hit
+                while len(_COST_CACHE) > _CACHE_MAX * 16:
+                    _COST_CACHE.popitem(last=False)
+        answers[m.name] = hit
     return answers
 
 
