@@ -218,3 +218,26 @@ def test_numpy_track_plan_has_no_tensors_and_no_gradients():
     assert not plan.uses_torch()
     assert not any(s.wire.get("backward") for s in plan.steps)
     assert {s.check for s in plan.steps} >= {"values", "layer_norm_scale", "fully_masked_rows", "bad_num_heads"}
+
+
+def test_additive_inf_mask_with_nan_to_num_has_nan_gradients_and_fails_only_the_gradient_checks():
+    """The sample's forward output equals the nn-module oracle (fully masked rows give attention 0,
+    so the row is x + FFN), but torch's own backward gives NaN in x's gradient: before grad_x and
+    grad_params had a fully masked case it scored full marks."""
+    spec = importlib.util.spec_from_file_location("tb_nan_grad", SAMPLES / "bug_additive_inf_nan_to_num.py")
+    sample = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sample)
+    B, L, D, H = 2, 5, 8, 2
+    x = torch.randn(B, L, D, dtype=torch.float64, generator=torch.Generator().manual_seed(5), requires_grad=True)
+    p = _params(D, 16)
+    keep = torch.ones(B, 1, L, L, dtype=torch.bool)
+    keep[0, 0, 2, :] = False
+    out = sample.transformer_block(x, p, H, keep)
+    want = ref.transformer_block(x.detach(), p, H, keep)
+    torch.testing.assert_close(out.detach(), want, rtol=1e-10, atol=1e-10)
+    out.sum().backward()
+    assert torch.isnan(x.grad).any()
+
+    outcomes = judge_in_process("transformer_block", SAMPLES / "bug_additive_inf_nan_to_num.py")
+    assert failed(outcomes) == {"grad_x", "grad_params"}
+    assert "gradient is NaN where a query row is fully masked" in messages(outcomes, "grad_x")

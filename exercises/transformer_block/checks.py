@@ -10,7 +10,9 @@ name one only when exactly one of them reproduces the candidate's output and the
 
 from __future__ import annotations
 
+import importlib.util
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -20,6 +22,18 @@ from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, 
 from grader.judge.verdicts import Verdict
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
+
+
+def _mha_checks():
+    path = Path(__file__).resolve().parent.parent / "mha" / "checks.py"
+    spec = importlib.util.spec_from_file_location("grader_exercise_checks_mha_model_tb", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+#: Names the cause of NaN/inf in a gradient (a fully masked query row), as in ``mha``.
+nonfinite_gradient = _mha_checks().nonfinite_gradient
 
 EPS = 1e-5
 PARAMS = ("ln1_weight", "ln1_bias", "ln2_weight", "ln2_bias", "W_q", "W_k", "W_v", "W_o",
@@ -294,6 +308,15 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     if torch_track:
         c.add("grad_params", rng, B=2, L=6, D=12, H=3, d_ff=18, dtype="float64", grad=PARAMS,
               mask=padding_mask(rng, 2, 6), judge=gradients_close(PARAMS))
+        # Gradients where query rows are fully masked (the forward condition of fully_masked_rows):
+        # an additive -inf mask repaired with nan_to_num after the softmax gives the right output
+        # but NaN gradients of x, W_q, W_k and ln1. Own stream: the cases after these keep their inputs.
+        grads = np.random.default_rng(4)
+        edge = gradients_close(("x",), nonfinite=nonfinite_gradient)
+        c.add("grad_x", grads, B=2, L=5, D=8, H=2, dtype="float64", grad=("x",), mask=rows, judge=edge,
+              note="some query rows fully masked")
+        c.add("grad_params", grads, B=3, L=4, D=8, H=2, dtype="float64", grad=PARAMS, mask=empty,
+              judge=gradients_close(PARAMS, nonfinite=nonfinite_gradient), note="batch 1: every key masked")
     unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=2, L=5, D=8, H=2, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, L=4, D=12, H=3, dtype="float64", mask=padding_mask(rng, 2, 4),
