@@ -214,3 +214,24 @@ def test_recomputing_sample_is_numerically_right_but_fails_decode_complexity(exe
     check = failed["decode_complexity"]
     assert "re-projected at every step" in check.message
     assert check.details["ratio_slope"] > check.details["max_ratio_slope"]
+
+
+def test_x_overwritten_in_place_fails_inputs_unchanged_alone(exercise, ref):
+    """Right outputs and caches, but the caller's x is overwritten with its query projection: only
+    inputs_unchanged (the conventions: inputs are never modified in place) fails."""
+    path = SAMPLES / "bug_x_overwritten_in_place.py"
+    spec = importlib.util.spec_from_file_location("bug_x_in_place", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((1, 3, 8))
+    W = [rng.standard_normal((8, 8)) for _ in range(4)]
+    original = x.copy()
+    got = module.CachedAttention(8, 2).forward(x, *W)
+    np.testing.assert_allclose(got, full_causal_attention(original, *W, 2), rtol=1e-10, atol=1e-12)
+    assert not np.array_equal(x, original)                        # the mistake, by hand
+    card = grade_submission(exercise, path, sandbox="process", seed=5)
+    failed = {c.id for c in card.checks if c.verdict != "passed"}
+    assert failed == {"inputs_unchanged"}
+    check = next(c for c in card.checks if c.id == "inputs_unchanged")
+    assert "Modified its input in place: x" in check.message

@@ -23,6 +23,7 @@ import numpy as np
 
 from grader.judge.compare import close_enough, shape_message
 from grader.judge.judges import (gradients_close, JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
+                           inputs_unchanged,
                            output_array, output_descriptor)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -384,6 +385,13 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     s.forward(2)
     s.forward(1)
     s.forward(1)
+
+    # x and the weights are left as they were (the conventions: inputs are never modified in place),
+    # judged on their own whatever the values; on their own stream so later cases keep their inputs
+    s = _Sequence(b, "unchanged", np.random.default_rng([public_seed, 18]), B=2, D=12, H=3, check="inputs_unchanged")
+    s.forward(4, judge=inputs_unchanged())
+    s.forward(1, judge=inputs_unchanged())
+    s.forward(2, use_cache=False, judge=inputs_unchanged())
 
     # outputs keep the input dtype
     for dtype in (np.float32, np.float64):
