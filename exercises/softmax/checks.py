@@ -48,6 +48,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             return ("a slice that is entirely -inf gave NaN (0/0); return zeros for such a slice, "
                     "e.g. by replacing a non-finite max with 0 and dividing only where the sum is > 0.")
         finite = x[np.isfinite(x)]
+        if (finite.size and x.dtype == np.float64 and got.dtype.kind == "f" and got.dtype.itemsize < 8
+                and np.abs(finite).max() > np.finfo(got.dtype).max):
+            return (f"the float64 input was computed in {got.dtype.name}, where logits this large overflow "
+                    "to inf (inf - inf = NaN): compute in the input's dtype.")
         if finite.size and np.abs(finite).max() > 80:
             return ("exp overflowed: subtract the maximum along the axis before exponentiating "
                     "(softmax(x) == softmax(x - max(x))).")
@@ -59,7 +63,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             return f"normalised over axis {other} instead of axis {axis}."
     with np.errstate(invalid="ignore", over="ignore"):
         sums = got.astype(np.float64).sum(axis=ax)
-    if not np.allclose(sums[np.isfinite(sums)], 1.0, rtol=1e-3, atol=1e-3):
+    # a slice that is entirely -inf sums to 0, every other one to 1
+    target = np.where(np.all(np.isneginf(x), axis=ax), 0.0, 1.0)
+    finite_sums = np.isfinite(sums)
+    if not np.allclose(sums[finite_sums], target[finite_sums], rtol=1e-3, atol=1e-3):
         e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
         if close_enough(got, e, tol):
             return "the exponentials were not divided by their sum along the axis."

@@ -1,0 +1,42 @@
+"""The softmax track's hand-written diagnoses (exercises/softmax/checks.py ``diagnose``) never name a
+mistake the file did not make: a softmax computed in float32 for float64 input sums to 1 (slices that
+are entirely -inf sum to 0, as they should), and its NaN at the dtype's largest logits comes from the
+cast, not from a missing max shift."""
+
+from pathlib import Path
+
+import numpy as np
+
+from attention_helpers import judge_in_process
+
+FLOAT32_INSIDE = '''
+import numpy as np
+def softmax(x, axis=-1):
+    z = x.astype(np.float32)
+    m = np.max(z, axis=axis, keepdims=True)
+    m[~np.isfinite(m)] = 0
+    e = np.exp(z - m)
+    s = e.sum(axis=axis, keepdims=True)
+    s[s == 0] = 1
+    return e / s
+'''
+
+
+def test_float32_compute_is_not_called_a_missing_normalisation_or_max_shift(tmp_path: Path):
+    path = tmp_path / "float32_inside.py"
+    path.write_text(FLOAT32_INSIDE)
+    ns: dict = {}
+    exec(FLOAT32_INSIDE, ns)  # noqa: S102 - the test's own source
+    x = np.array([[1.0, 2.0, -np.inf], [-np.inf] * 3])
+    sums = ns["softmax"](x).sum(axis=-1)
+    np.testing.assert_allclose(sums, [1.0, 0.0], atol=1e-6)        # sums are right to float32 rounding
+    big = np.finfo(np.float64).max
+    with np.errstate(over="ignore", invalid="ignore"):
+        assert np.isnan(ns["softmax"](np.array([[big, big / 2]]))).any()   # the cast overflows
+    outcomes = judge_in_process("softmax", path)
+    messages = [o.message for outs in outcomes.values() for o in outs if o.verdict != "passed"]
+    assert messages                                                  # float64 precision is lost: it fails
+    assert not any("does not sum to 1" in m for m in messages)
+    assert not any("subtract the maximum" in m for m in messages)
+    dtype_max = [o.message for o in outcomes["dtype_max"] if o.verdict != "passed"]
+    assert dtype_max and all("computed in float32" in m for m in dtype_max)
