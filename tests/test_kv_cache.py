@@ -185,6 +185,16 @@ _MISTAKES_IN_ANOTHER_STYLE = {
                                  {"prefill_decode": "failed", "chunked_prefill": "failed"}),
     "no_output_projection": ([("        return out @ W_o\n", "        return out\n")],
                              {"prefill_decode": "failed", "no_cache_output": "failed"}),
+    # these two leave the same cache, so no_cache_state's cases alone cannot tell them apart: the
+    # tie-break names the one that is the candidate on every case of the plan (diagnosis.narrowed)
+    "no_cache_call_appends": ([("        if use_cache:\n",
+                                "        if not use_cache:\n"
+                                "            self.k_cache = k if self.k_cache is None else np.concatenate((self.k_cache, k), 2)\n"
+                                "            self.v_cache = v if self.v_cache is None else np.concatenate((self.v_cache, v), 2)\n"
+                                "        if use_cache:\n")],
+                              {"no_cache_state": "failed"}),
+    "use_cache_ignored": ([("        if use_cache:\n", "        if True:\n")],
+                          {"no_cache_output": "failed", "no_cache_state": "failed"}),
 }
 
 

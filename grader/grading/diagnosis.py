@@ -251,6 +251,32 @@ def explaining(failed: list[str], passed: list[str], candidate: dict[str, StepRe
     return names
 
 
+def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
+             candidate: dict[str, StepResult], mutants: dict[str, RunResults],
+             expected: dict[str, StepResult], golden: dict[str, StepResult],
+             error_ratios: dict[str, float] | None = None) -> list[str]:
+    """Of several mutants that explain one check, the one that reproduces the candidate on every value
+    case of the plan (``all_steps``) when exactly one does; otherwise those that reproduce it on every
+    case it passed anywhere in the plan (``passed_anywhere``: step ids of every check).
+
+    A tie-break only: two mistakes can look alike on one check's cases (``use_cache=False`` that
+    appends to the cache, and ``use_cache=False`` ignored altogether, leave the same cache) while one
+    of them fails a case of another check that the candidate passed (the ignored flag also changes
+    that call's output); that one is not the candidate's mistake. Reproducing the candidate, rather
+    than passing against golden, keeps cases judged relative to the candidate's own earlier state (a
+    cache left unchanged) meaningful. ``error_ratios``: as for ``explaining``.
+    """
+    def everywhere(steps: list[str]) -> list[str]:
+        return [n for n in names
+                if all(reproduces(candidate.get(s), mutants[n].steps.get(s), expected[s], golden[s],
+                                  (error_ratios or {}).get(n)) for s in steps)]
+
+    # first the mutant that is the candidate on every value case of the plan (a single mistake), then
+    # those that are the candidate wherever it passed
+    whole = everywhere(all_steps)
+    return whole if len(whole) == 1 else everywhere(passed_anywhere)
+
+
 def strip_hint(message: str) -> str:
     """``message`` without a leading "Likely mistake: ..." line (a check's hand-written diagnosis)."""
     if message.startswith("Likely mistake:"):

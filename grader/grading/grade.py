@@ -404,7 +404,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                expected: RunResults, golden: RunResults) -> tuple[CheckResult, ...]:
     """Name the mistake behind each failed (or errored) check by replaying the exercise's mistake bank
     (``grader.grading.diagnosis``): exactly one mutant explaining the check gives
-    ``Likely mistake: <its diagnosis>`` and ``details["mistake"]``; several give no name and drop any
+    ``Likely mistake: <its diagnosis>`` and ``details["mistake"]`` (several explaining a value check are
+    narrowed to the one that is the candidate everywhere, ``diagnosis.narrowed``); several give no name and drop any
     hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
 
     A value check is explained by mutants that reproduce the candidate's outputs on its failed cases
@@ -477,6 +478,9 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
                                        exercise.mistakes, plan)
     by_name = {m.name: m for m in exercise.mistakes}
+    passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
+                       if v == Verdict.PASSED and sid in keep]
+    all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
     out = []
     for check in checks:
         if check not in failing:
@@ -488,8 +492,11 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         if not failed or len(failed) + len(passed) != len(cases):
             out.append(check)
             continue
-        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps,
-                                     {m.name: m.error_ratio for m in exercise.mistakes if m.error_ratio})
+        ratios = {m.name: m.error_ratio for m in exercise.mistakes if m.error_ratio}
+        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps, ratios)
+        if len(names) > 1:  # tie-break: the one that is the candidate on every case, in any check
+            names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants, expected.steps,
+                                       golden.steps, ratios) or names
         details = {k: v for k, v in check.details.items() if k != "diagnosis"}
         message = check.message
         if len(names) == 1:
