@@ -1,4 +1,4 @@
-"""the forward pass hides the NaN of an all -inf slice (a torch.where or nan_to_num applied after it was computed), but the NaN still flows backward: the gradient of x is NaN in that slice. Never compute the NaN: shift by 0 where the max is -inf and divide only where the sum is > 0.
+"""the gradient of x is NaN in a slice that is entirely -inf: the forward pass hides the NaN of that slice (a torch.where or nan_to_num applied after it was computed), but the NaN still flows backward. Never compute the NaN: shift by 0 where the max is -inf and divide only where the sum is > 0.
 
 Must fail: gradients
 """
