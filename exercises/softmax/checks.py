@@ -206,6 +206,15 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     x[:, 2, :] = -np.inf
     x[1, :, 3] = -np.inf
     add("all_neg_inf", x, 1, note="slices along axis 1 that are all -inf")
+    # An all -inf row beside rows near +1000 and -1000, on its own stream (later cases keep their
+    # inputs): no max shift (exp overflows) or one global maximum (the low row underflows to 0/0) puts
+    # NaN outside the all -inf row too, so those mistakes are told apart from the all -inf one here.
+    lvl_rng = np.random.default_rng([public_seed, 16])
+    x = _case(lvl_rng, (3, 5), np.float64)
+    x[0, :] = -np.inf
+    x[1] += 1000.0
+    x[2] -= 1000.0
+    add("all_neg_inf", x, -1, note="row 0 is all -inf, row 1 near +1000, row 2 near -1000")
     for dtype in (np.float32, np.float64):
         add("dtype_preserved", _case(rng, (3, 7), dtype), -1, judge_fn=dtype_preserved())
         add("dtype_preserved", _case(rng, (6,), dtype), judge_fn=dtype_preserved())

@@ -2,4 +2,5 @@
 
 Must fail: large_logits
 """
-PATCH = [("m = np.max(x, axis=axis, keepdims=True)", "m = np.max(x, keepdims=True)")]
+PATCH = [("m = np.max(x, axis=axis, keepdims=True)", "m = np.max(x, keepdims=True)"),
+         ("out = np.divide(e, s, out=np.zeros_like(e), where=s > 0)", "out = e / s")]

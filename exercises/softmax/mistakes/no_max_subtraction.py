@@ -2,4 +2,5 @@
 
 Must fail: large_logits, dtype_max, hidden_values
 """
-PATCH = [("e = np.exp(x - m)", "e = np.exp(x)")]
+PATCH = [("e = np.exp(x - m)", "e = np.exp(x)"),
+         ("out = np.divide(e, s, out=np.zeros_like(e), where=s > 0)", "out = e / s")]

@@ -2,4 +2,5 @@
 
 Must fail: large_logits
 """
-PATCH = [("m = torch.amax(x, dim=axis, keepdim=True).detach()", "m = torch.amax(x).detach()")]
+PATCH = [("m = torch.amax(x, dim=axis, keepdim=True).detach()", "m = torch.amax(x).detach()"),
+         ("return torch.where(s > 0, e / safe, torch.zeros_like(e))", "return e / s")]

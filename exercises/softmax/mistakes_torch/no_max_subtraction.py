@@ -2,4 +2,5 @@
 
 Must fail: large_logits, dtype_max
 """
-PATCH = [("e = torch.exp(x - m)", "e = torch.exp(x)")]
+PATCH = [("e = torch.exp(x - m)", "e = torch.exp(x)"),
+         ("return torch.where(s > 0, e / safe, torch.zeros_like(e))", "return e / s")]
