@@ -1,6 +1,7 @@
 """Wrong: -inf masking without a guard, so a fully masked query row becomes NaN.
 
 Must fail: fully_masked_rows
+Mistake: nan_fully_masked_rows
 """
 import math
 

@@ -1,6 +1,7 @@
 """Wrong: normalises over the query axis (-2) instead of the key axis.
 
 Must fail: weights_basic
+Mistake: softmax_over_query_axis
 """
 import math
 

@@ -1,6 +1,7 @@
 """Wrong: forgets to divide the scores by sqrt(d_k).
 
 Must fail: scaling
+Mistake: unscaled
 """
 import numpy as np
 

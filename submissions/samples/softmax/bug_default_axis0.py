@@ -1,6 +1,7 @@
 """Wrong: the default axis is 0, not the last one.
 
 Must fail: values_nd
+Mistake: default_axis0
 """
 import numpy as np
 

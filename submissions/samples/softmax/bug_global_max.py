@@ -1,6 +1,7 @@
 """Wrong: subtracts the global max instead of each slice's max; slices far below it underflow to 0/0.
 
 Must fail: large_logits
+Mistake: global_max
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: always normalises over the last axis, whatever `axis` says.
 
 Must fail: axes
+Mistake: ignores_axis
 """
 import numpy as np
 

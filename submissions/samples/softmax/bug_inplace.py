@@ -1,6 +1,7 @@
 """Wrong: subtracts the max in place, changing the caller's array.
 
 Must fail: input_unchanged
+Mistake: inplace
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: exponentiates without subtracting the max, so large logits overflow to inf/NaN.
 
 Must fail: large_logits
+Mistake: no_max_subtraction
 """
 import numpy as np
 

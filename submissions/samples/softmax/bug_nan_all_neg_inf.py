@@ -1,6 +1,7 @@
 """Wrong: stable, but an all -inf slice gives -inf - (-inf) = NaN instead of zeros.
 
 Must fail: all_neg_inf
+Mistake: nan_all_neg_inf
 """
 import numpy as np
 

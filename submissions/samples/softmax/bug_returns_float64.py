@@ -1,6 +1,7 @@
 """Wrong: returns float64 for float32 input (the dtype must be kept).
 
 Must fail: dtype_preserved
+Mistake: returns_float64
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): -inf fill then torch.softmax: a fully masked row is NaN.
 
 Must fail: fully_masked_rows
+Mistake: nan_fully_masked_rows
 """
 
 import math

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): masks with the opposite polarity (True = masked out).
 
 Must fail: mask_2d
+Mistake: mask_polarity_inverted
 """
 
 import math

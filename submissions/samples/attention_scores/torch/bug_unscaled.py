@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): scores not divided by sqrt(d_k).
 
 Must fail: scaling
+Mistake: unscaled
 """
 
 import torch

@@ -2,6 +2,7 @@
 no gradient flows to x.
 
 Must fail: gradients
+Mistake: no_gradient
 """
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): no max subtraction, so exp overflows for large logits.
 
 Must fail: large_logits
+Mistake: no_max_subtraction
 """
 
 import torch

@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): stable, but an all -inf slice gives NaN (-inf - -inf, then 0/0).
 
 Must fail: all_neg_inf
+Mistake: nan_all_neg_inf
 """
 
 import torch
