@@ -37,3 +37,17 @@ def test_selfcheck_scores_do_not_depend_on_the_seed(exercise_id, track):
     assert all(len(r.scores) == seeds for r in rows if r.kind != "missing")
     stats = diagnosis_stats(rows)
     assert stats.correct_diagnosed == 0 and stats.precision == 1.0
+
+
+def test_a_bug_sample_without_a_must_fail_line_is_a_failed_row_not_a_crash(tmp_path):
+    """A sample whose docstring lacks `Must fail:` makes its row fail with the reason (selfcheck went on
+    to a traceback before)."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from grader.cohort.selfcheck import _judge_row  # noqa: PLC0415
+
+    sample = tmp_path / "bug_no_line.py"
+    sample.write_text('"""Wrong: forgot to say which check it fails."""\n')
+    card = SimpleNamespace(checks=[], status="graded", score=1.0, max_score=2.0, all_passed=False, status_message="")
+    row = _judge_row(get_exercise("softmax"), sample, "bug", card)
+    assert row.ok is False and "no 'Must fail: <check id>' line" in row.note

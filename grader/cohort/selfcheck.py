@@ -128,7 +128,11 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard,
             row.note = (f"names undeclared check(s) {', '.join(unknown)}" if unknown else
                         f"passed {', '.join(missing)}" if missing else card.status_message or "full marks")
     else:
-        wanted = expected_failures(path)
+        try:
+            wanted = expected_failures(path)
+        except (ValueError, SyntaxError) as exc:  # a malformed sample is a failed row, not a crash
+            row.expectation, row.ok, row.note = "a 'Must fail:' line", False, str(exc)
+            return row
         declared = {c.id for c in exercise.checks}
         checkable = [w for w in wanted if w in declared]
         row.expectation = "fails " + " or ".join(wanted)

@@ -1,8 +1,10 @@
 """Wrong: blocks accumulate exp(s) and its row sum with no running max, so scores in the hundreds
 overflow float32 (exp(100) = inf) and the output is inf / inf = NaN on rows that do see keys.
 
-Must fail `large_scores` with no named diagnosis: the NaN is not on a row that sees no key, so the
-"query row that sees no key" text must not be shown. Every other check passes (small scores).
+It must get no named diagnosis: the NaN is not on a row that sees no key, so the "query row that
+sees no key" text must not be shown. Every other check passes (small scores).
+
+Must fail: large_scores
 """
 
 import math
