@@ -1,0 +1,5 @@
+"""scores were divided by d_k instead of sqrt(d_k) (the 1/sqrt(d_k) scale applied twice).
+
+Must fail: values
+"""
+PATCH = [("np.asarray(math.sqrt(d_k), dtype=x.dtype)", "np.asarray(d_k, dtype=x.dtype)")]
