@@ -179,6 +179,8 @@ def test_a_slow_row_by_row_solution_gets_full_marks_in_the_sandbox():
 
 
 def test_nan_from_overflow_is_not_blamed_on_rows_that_see_no_key():
+    from grader.grading.grade import grade_submission  # noqa: PLC0415
+
     """exp of unshifted scores in the hundreds overflows float32 (exp(89) > 3.4e38), so the sum is
     inf and inf / inf = NaN on rows that see every key: the NaN diagnosis names rows that see no key
     (causal with L_q > L_k), which would send the candidate after the wrong bug."""
@@ -187,6 +189,11 @@ def test_nan_from_overflow_is_not_blamed_on_rows_that_see_no_key():
     assert failed(outcomes) == {"large_scores"}
     assert "NaN" in messages(outcomes, "large_scores")
     assert "sees no key" not in messages(outcomes, "large_scores")
+    card = grade_submission(get_exercise("flash_attention"), SAMPLES / "bug_exp_without_max.py", sandbox="process",
+                            seed=3)
+    named = {c.id: c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
+    assert named == {"large_scores": "exp_without_max_shift"}
+    assert "without subtracting the running max" in next(c.message for c in card.checks if c.id == "large_scores")
 
 
 @pytest.mark.parametrize("L_q,L_k,causal,want", [

@@ -1,10 +1,11 @@
 """Wrong: blocks accumulate exp(s) and its row sum with no running max, so scores in the hundreds
 overflow float32 (exp(100) = inf) and the output is inf / inf = NaN on rows that do see keys.
 
-It must get no named diagnosis: the NaN is not on a row that sees no key, so the "query row that
-sees no key" text must not be shown. Every other check passes (small scores).
+The NaN is not on a row that sees no key, so the "query row that sees no key" text must not be
+shown; the bank's exp_without_max_shift names it. Every other check passes (small scores).
 
 Must fail: large_scores
+Mistake: exp_without_max_shift
 """
 
 import math
