@@ -153,7 +153,7 @@ def test_torch_correct_samples_pass_every_check(sample):
     ("bug_concat_halves.py", "values", "tensor2tensor / MAE layout"),
     ("bug_offset_ignored.py", "offset", "the offset was ignored"),
     ("bug_exponent_i.py", "values", "10000^(i/d_model) for pair i"),
-    ("bug_returns_numpy.py", "values", "Returned a NumPy array; the torch track returns a torch.Tensor"),
+    ("bug_returns_numpy.py", "dtype_float32", "should be a torch.Tensor (this is the PyTorch track), got a NumPy array"),
     ("bug_returns_float64.py", "dtype_float32", "wrong dtype: got float64, expected float32"),
 ])
 def test_torch_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
@@ -164,5 +164,7 @@ def test_torch_wrong_sample_fails_its_check_with_the_named_mistake(sample, check
 
 def test_a_tensor_fails_the_numpy_track():
     outcomes = judge_track("numpy", TORCH_SAMPLES / "correct_float64_arange.py")
-    assert "values" in failed(outcomes)
-    assert "Returned a torch.Tensor; the numpy track returns a NumPy array" in messages(outcomes, "values")
+    # the kind costs dtype_float32 alone (one mistake, one deduction): the values are right
+    assert failed(outcomes) == {"dtype_float32"}
+    assert "should be a NumPy array (this is the NumPy track), got a torch.Tensor" in \
+        messages(outcomes, "dtype_float32")

@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
+from mutant_helpers import assert_named_as, mutant_file
 from grader.grading.api_rules import scan_source
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import build_plan
@@ -174,18 +175,42 @@ def test_static_scan_forbids_library_layer_norm(source, expected):
 
 
 @pytest.mark.parametrize("sample,check,phrase", [
-    ("bug_unbiased_variance.py", "values", "unbiased variance"),
-    ("bug_eps_outside_sqrt.py", "layer_norm_scale", "eps was added outside the square root"),
-    ("bug_tanh_gelu.py", "values", "the GPT-2 tanh approximation; this exercise asks for exact erf GELU"),
+    ("mistake:unbiased_variance", "values", "unbiased variance"),
+    ("mistake:eps_outside_sqrt", "layer_norm_scale", "eps was added outside the square root"),
+    ("mistake:tanh_gelu", "values", "the GPT-2 tanh approximation; this exercise asks for exact erf GELU"),
     ("bug_post_ln.py", "values", "post-LN"),
-    ("bug_no_attention_residual.py", "values", "residual connection around attention is missing"),
-    ("bug_reversed_mask.py", "padding_mask", "opposite polarity"),
-    ("bug_no_value_error.py", "bad_num_heads", "Expected ValueError"),
+    ("mistake:no_attention_residual", "values", "residual connection around attention is missing"),
+    ("mistake:mask_polarity_inverted", "padding_mask", "opposite polarity"),
+    ("mistake:no_value_error", "bad_num_heads", "Expected ValueError"),
 ])
-def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
-    outcomes = judge_in_process("transformer_block", SAMPLES / sample)
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase, tmp_path):
+    """A bug sample, or a mutant of the bank (``mistake:NAME``: the one-line samples became mutants)."""
+    path = mutant_file("transformer_block", sample.split(":", 1)[1], tmp_path) if sample.startswith("mistake:") \
+        else SAMPLES / sample
+    outcomes = judge_in_process("transformer_block", path)
     assert check in failed(outcomes)
     assert phrase in messages(outcomes, check)
+
+
+# The one-line bug samples that repeated one base are mutants of the bank now; their edits live on here,
+# written into that base (correct_inline_layer_norm.py: three LayerNorm calls, -inf fill with nan_to_num,
+# GELU written out), and replay must name each one in that style too.
+STYLE_EDITS = [
+    ("unbiased_variance", "var = x.var(-1, keepdim=True, unbiased=False)", "var = x.var(-1, keepdim=True)"),
+    ("eps_outside_sqrt", "/ torch.sqrt(var + eps) + bias", "/ (torch.sqrt(var) + eps) + bias"),
+    ("tanh_gelu", "torch.erf(z / math.sqrt(2.0))", "torch.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3))"),
+    ("no_attention_residual", "h = x + attn", "h = attn"),
+    ("mask_polarity_inverted", "masked_fill(mask == 0,", "masked_fill(mask != 0,"),
+    ("mask_equals_one", "masked_fill(mask == 0,", "masked_fill(mask != 1,"),
+    ("no_value_error", "    if D % num_heads != 0:\n        raise ValueError", "    if False:\n        raise ValueError"),
+]
+
+
+@pytest.mark.parametrize("name, old, new", STYLE_EDITS, ids=[e[0] for e in STYLE_EDITS])
+def test_a_bank_mistake_written_into_the_inline_style_is_named_by_replay(name, old, new, tmp_path):
+    base = (SAMPLES / "correct_inline_layer_norm.py").read_text(encoding="utf-8")
+    assert base.count(old) == 1
+    assert_named_as(get_exercise("transformer_block"), base.replace(old, new), name, tmp_path)
 
 
 @pytest.mark.slow

@@ -16,9 +16,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, gradients_close, inputs_unchanged,
-                                 output_descriptor, raises)
-from grader.judge.verdicts import Verdict
+from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -140,23 +138,6 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 
 # -- cases -------------------------------------------------------------------------------------------
 
-def of_track(judge, track: str):
-    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
-    a NumPy array in ``numpy``)."""
-
-    def judged(ctx: JudgeContext) -> Outcome:
-        out = judge(ctx)
-        if out.verdict != Verdict.PASSED or ctx.got is None:
-            return out
-        desc = output_descriptor(ctx.got) or {}
-        if desc.get("kind") == "array" and bool(desc.get("torch_dtype")) != (track == "torch"):
-            want = "a torch.Tensor" if track == "torch" else "a NumPy array"
-            return Outcome(Verdict.FAILED, f"Returned the wrong kind of array; the {track} track returns {want}.")
-        return out
-
-    return judged
-
-
 def _input(b: PlanBuilder, track: str, name: str, value: np.ndarray, dtype: str, label: str,
            requires_grad: bool = False) -> dict:
     if track == "numpy":  # arrays carry their own dtype (float16 included)
@@ -196,7 +177,7 @@ class _Cases:
         call = ("default block_size and causal" if defaults else f"block_size={block_size}, causal={causal}")
         describe = (f"q ({B}, {H}, {L_q}, {d}), k/v ({B}, {H}, {L_k}, {d}), {call}, {dtype}"
                     + (f", gradients of {', '.join(grad)}" if grad else "") + (f", {note}" if note else ""))
-        b.call(check, "tiled_attention", args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+        b.call(check, "tiled_attention", args, judge=judge or close(diagnose=diagnose),
                describe=describe, backward=backward)
 
     def bad_block(self, check: str, rng: np.random.Generator, block_size: int) -> None:

@@ -9,7 +9,8 @@ off by up to 0.03. Diagnoses replay known mistakes in float64 (``encoding64``) a
 when exactly that one reproduces the candidate's output.
 
 Two tracks build the same cases (``build_plan(..., track=...)``): the inputs are integers either way;
-``numpy`` must return a NumPy array and ``torch`` a ``torch.Tensor`` (``of_track``). There is nothing
+``numpy`` must return a NumPy array and ``torch`` a ``torch.Tensor``, judged by ``dtype_float32`` alone
+(``dtype_preserved``: one mistake, one deduction; value checks judge values only). There is nothing
 to differentiate (the inputs are integers), so the torch track grades no gradients.
 """
 
@@ -18,9 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, Outcome, close, dtype_preserved, output_descriptor, raises
+from grader.judge.judges import JudgeContext, close, dtype_preserved, raises
 from grader.judge.tolerance import Tolerance
-from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
 
 ENTRY = "sinusoidal_positional_encoding"
@@ -110,24 +110,6 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     return named[0] if len(named) == 1 else None
 
 
-def of_track(judge, track: str):
-    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
-    a NumPy array in ``numpy``), as the tracks' contract says (arrays in NumPy, tensors in PyTorch)."""
-
-    def judged(ctx: JudgeContext) -> Outcome:
-        out = judge(ctx)
-        if out.verdict != Verdict.PASSED:
-            return out
-        is_tensor = bool((output_descriptor(ctx.got) or {}).get("torch_dtype"))
-        if is_tensor != (track == "torch"):
-            want, got = ("a torch.Tensor", "a NumPy array") if track == "torch" else ("a NumPy array", "a torch.Tensor")
-            return Outcome(Verdict.FAILED, f"Returned {got}; the {track} track returns {want}.",
-                           {"expected_kind": want, "got_kind": got})
-        return out
-
-    return judged
-
-
 def _describe(seq_len: int, d_model: int, offset: int | None) -> str:
     off = "" if offset is None else f", offset={offset}"
     return f"seq_len={seq_len}, d_model={d_model}{off}"
@@ -144,7 +126,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     if track not in ("numpy", "torch"):
         raise ValueError(f"positional_encoding has no {track!r} track")
     b = PlanBuilder()
-    judge = of_track(close(diagnose=diagnose), track)
+    judge = close(diagnose=diagnose)
 
     def add(check: str, seq_len: int, d_model: int, offset: int | None = None, *, judge_fn=judge,
             note: str = "") -> None:
@@ -164,7 +146,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     add("negative_arguments", -1, 8, judge_fn=raises("ValueError", when="seq_len=-1 < 0"))
     add("negative_arguments", 4, 8, -3, judge_fn=raises("ValueError", when="offset=-3 < 0"))
     for L, d, off in [(3, 8, None), (5, 6, 2)]:
-        add("dtype_float32", L, d, off, judge_fn=of_track(dtype_preserved(), track))
+        add("dtype_float32", L, d, off, judge_fn=dtype_preserved())
 
     hidden = np.random.default_rng(hidden_seed)
     for i in range(6):

@@ -10,7 +10,8 @@ name one only when exactly that one reproduces the candidate's output.
 Two tracks build the same cases (``build_plan(..., track=...)``): ``torch`` (the default) hands over
 tensors and integer tensors of positions, grades the gradient with respect to ``x`` and float16 and
 bfloat16; ``numpy`` hands over arrays (positions as lists or integer arrays), grades float16 as its
-half precision and no gradient. Each track requires its own result kind (``of_track``).
+half precision and no gradient. Each track requires its own result kind, judged
+by ``dtype_preserved`` alone (one mistake, one deduction; value checks judge values only).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import numpy as np
 
 from grader.judge.compare import close_enough, compare_arrays
 from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, failure_from_exception,
-                                 gradients_close, inputs_unchanged, output_array, output_descriptor, raises)
+                                 gradients_close, inputs_unchanged, output_array, raises)
 from grader.judge.tolerance import Tolerance
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
@@ -179,24 +180,6 @@ def relative_position(steps: tuple[str, str, str, str], shift: int):
     return judge
 
 
-def of_track(judge, track: str):
-    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
-    a NumPy array in ``numpy``), as the tracks' contract says (arrays in NumPy, tensors in PyTorch)."""
-
-    def judged(ctx: JudgeContext) -> Outcome:
-        out = judge(ctx)
-        if out.verdict != Verdict.PASSED:
-            return out
-        is_tensor = bool((output_descriptor(ctx.got) or {}).get("torch_dtype"))
-        if is_tensor != (track == "torch"):
-            want, got = ("a torch.Tensor", "a NumPy array") if track == "torch" else ("a NumPy array", "a torch.Tensor")
-            return Outcome(Verdict.FAILED, f"Returned {got}; the {track} track returns {want}.",
-                           {"expected_kind": want, "got_kind": got})
-        return out
-
-    return judged
-
-
 # -- cases --------------------------------------------------------------------------------------------
 
 class _Cases:
@@ -244,7 +227,7 @@ class _Cases:
                     f"{'a list' if pos_kind == 'list' else 'a ' + pos_kind + ' ' + kind}"
                     + (f"; base={base:g}" if base is not None else "") + ("; gradient of x" if grad else "")
                     + (f"; {note}" if note else ""))
-        step = b.call(check, ENTRY, args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+        step = b.call(check, ENTRY, args, judge=judge or close(diagnose=diagnose),
                       describe=describe,
                       backward=backward)
         return step.id

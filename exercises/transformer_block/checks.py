@@ -17,9 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, gradients_close, inputs_unchanged,
-                                 output_descriptor, raises)
-from grader.judge.verdicts import Verdict
+from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -147,23 +145,6 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 
 # -- cases -------------------------------------------------------------------------------------------
 
-def of_track(judge, track: str):
-    """Judge: ``judge`` passes and the result is of the track's kind (a ``torch.Tensor`` in ``torch``,
-    a NumPy array in ``numpy``)."""
-
-    def judged(ctx: JudgeContext) -> Outcome:
-        out = judge(ctx)
-        if out.verdict != Verdict.PASSED or ctx.got is None:
-            return out
-        desc = output_descriptor(ctx.got) or {}
-        if desc.get("kind") == "array" and bool(desc.get("torch_dtype")) != (track == "torch"):
-            want = "a torch.Tensor" if track == "torch" else "a NumPy array"
-            return Outcome(Verdict.FAILED, f"Returned the wrong kind of array; the {track} track returns {want}.")
-        return out
-
-    return judged
-
-
 def padding_mask(rng: np.random.Generator, B: int, L: int) -> np.ndarray:
     """(B, 1, 1, L) bool: the last ``n_pad < L`` keys of each sequence are padding."""
     keep = np.ones((B, 1, 1, L), dtype=bool)
@@ -230,7 +211,7 @@ class _Cases:
         describe = (f"x ({B}, {L}, {D}), num_heads={H}, d_ff={d_ff}, {dtype}{mask_note}"
                     + (f", gradients of {', '.join(grad) if len(grad) < 4 else 'x and every parameter'}" if grad else "")
                     + (f", {note}" if note else ""))
-        b.call(check, "transformer_block", args, judge=of_track(judge or close(diagnose=diagnose), self.track),
+        b.call(check, "transformer_block", args, judge=judge or close(diagnose=diagnose),
                describe=describe, backward=backward)
 
     def bad_heads(self, check: str, rng: np.random.Generator, *, D: int, H: int) -> None:

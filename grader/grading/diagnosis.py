@@ -164,8 +164,8 @@ def _within_error_ratio(xa: np.ndarray, xb: np.ndarray, golden: StepResult, gold
 
 def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult, *,
                   strict: bool = True, error_ratio: float | None = None) -> bool:
-    """Whether ``a`` reproduces ``b``: same structure, dtypes and inputs modified in place, arrays
-    within the case's tolerance (NaN where both have NaN counts as equal; two results returned in the
+    """Whether ``a`` reproduces ``b``: same structure, dtypes, kinds (NumPy array or torch.Tensor) and
+    inputs modified in place, arrays within the case's tolerance (NaN where both have NaN counts as equal; two results returned in the
     same coarser dtype than the case's are compared at that dtype's floor). Without ``strict``, values
     only: dtypes and in-place modification are not compared (how the judges of values compare)."""
     la, lb = _descs(a), _descs(b)
@@ -182,6 +182,8 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
             xa, xb = a.arrays.get(da["key"]), b.arrays.get(db["key"])
             if xa is None or xb is None or xa.shape != xb.shape or (strict and dtype_name(da) != dtype_name(db)):
                 return False
+            if strict and ("torch_dtype" in da) != ("torch_dtype" in db):
+                return False  # a NumPy array and a torch.Tensor of the same values are different results
             xa, xb = xa.astype(np.float64), xb.astype(np.float64)
             both_nan = np.isnan(xa) & np.isnan(xb)  # the same NaN in both is the same result here
             xa, xb = np.where(both_nan, 0.0, xa), np.where(both_nan, 0.0, xb)

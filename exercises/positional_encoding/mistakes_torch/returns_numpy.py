@@ -1,6 +1,6 @@
 """a NumPy array was returned where the PyTorch track asks for a torch.Tensor (convert with torch.from_numpy, or compute with torch).
 
-Must fail: values
+Must fail: dtype_float32
 """
 import numpy as np
 

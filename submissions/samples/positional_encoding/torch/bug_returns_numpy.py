@@ -1,6 +1,6 @@
 """Bug: right values, but a NumPy array where the PyTorch track asks for a tensor.
 
-Must fail: values
+Must fail: dtype_float32
 Mistake: returns_numpy
 """
 import numpy as np

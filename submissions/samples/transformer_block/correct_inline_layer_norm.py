@@ -1,7 +1,6 @@
-"""Bug: eps added outside the square root, (x - mean) / (std + eps).
-
-Must fail: layer_norm_scale
-Mistake: eps_outside_sqrt
+"""Correct: the block written inline (Q, K, V from three LayerNorm calls, a -inf mask fill with
+nan_to_num for fully masked rows, exact erf GELU written out). The bank's one-line mistakes are
+written into this style by tests/test_transformer_block.py to prove replay names them here too.
 """
 
 import math
@@ -12,7 +11,7 @@ import torch
 def layer_norm(x, weight, bias, eps=1e-5):
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, keepdim=True, unbiased=False)
-    return weight * (x - mean) / (torch.sqrt(var) + eps) + bias
+    return weight * (x - mean) / torch.sqrt(var + eps) + bias
 
 
 def transformer_block(x, params, num_heads, mask=None):
