@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
+from mutant_helpers import assert_named_as
 from grader.grading.exercise import get_exercise
 from grader.run.instruments import Measurement
 
@@ -127,19 +128,58 @@ def test_memory_probe_separates_a_full_score_matrix_from_tiles():
     assert slope > 0.7 and ratios[-1] > 4.0, (ratios, slope)
 
 
+# The one-line bug samples that repeated one query-tiled base are mutants of the bank now; their edits
+# live on here, written into that base (correct_query_tiles.py), and keep the phrases of the checks'
+# own messages; replay must name each one in that style too (the bank's mutants loop over all queries
+# at once, so this is another style for them).
+STYLE_EDITS = {
+    "sum_not_rescaled": [("l = alpha * l + p.sum(-1, keepdim=True)", "l = l + p.sum(-1, keepdim=True)")],
+    "output_not_rescaled": [("acc = alpha * acc + p @ v", "acc = acc + p @ v")],
+    "early_division": [("acc = alpha * acc + p @ v[:, :, ks:ks + block_size]\n",
+                        "acc = alpha * acc + p @ v[:, :, ks:ks + block_size]\n            acc = acc / l\n"),
+                       ("outs.append(torch.where(l > 0, acc / torch.where(l > 0, l, torch.ones_like(l)), "
+                        "torch.zeros_like(acc)))", "outs.append(torch.nan_to_num(acc))")],
+    "no_value_error": [("    if not isinstance(block_size, int) or block_size < 1:\n"
+                        "        raise ValueError(\"block_size must be an integer >= 1\")\n",
+                        "    block_size = abs(block_size) or 1\n")],
+    "causal_block_short": [("for kb in range(max(n_blocks, 0)):",
+                            "for kb in range(max(n_blocks - 1 if causal else n_blocks, 0)):")],
+    "causal_top_left": [("last = qs + n - 1 + L_k - L_q", "last = qs + n - 1"),
+                        ("torch.arange(qs, qs + n)[:, None] + (L_k - L_q)", "torch.arange(qs, qs + n)[:, None]")],
+}
+
+
+def _styled(name: str) -> str:
+    source = (SAMPLES / "correct_query_tiles.py").read_text(encoding="utf-8")
+    for old, new in STYLE_EDITS[name]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
 @pytest.mark.parametrize("sample,check,phrase", [
-    ("bug_sum_not_rescaled.py", "values", "running max was not used to rescale the running sum"),
-    ("bug_output_not_rescaled.py", "values", "previous output was not rescaled"),
-    ("bug_causal_block_short.py", "causal", "stops one block early"),
-    ("bug_early_division.py", "values", "divided by the running sum before all key blocks"),
-    ("bug_no_value_error.py", "bad_block_size", "Expected ValueError"),
-    ("bug_top_left_causal.py", "causal_bottom_right", "Mismatched"),
+    ("mistake:sum_not_rescaled", "values", "running max was not used to rescale the running sum"),
+    ("mistake:output_not_rescaled", "values", "previous output was not rescaled"),
+    ("mistake:causal_block_short", "causal", "stops one block early"),
+    ("mistake:early_division", "values", "divided by the running sum before all key blocks"),
+    ("mistake:no_value_error", "bad_block_size", "Expected ValueError"),
+    ("mistake:causal_top_left", "causal_bottom_right", "Mismatched"),
     ("bug_full_score_matrix.py", "memory_scaling", "score matrix"),
 ])
-def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
-    outcomes = judge_in_process("flash_attention", SAMPLES / sample)
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase, tmp_path):
+    """A bug sample, or (``mistake:NAME``) a bank mistake written into the query-tiled style."""
+    path = SAMPLES / sample
+    if sample.startswith("mistake:"):
+        path = tmp_path / f"styled_{sample[8:]}.py"
+        path.write_text(_styled(sample[8:]), encoding="utf-8")
+    outcomes = judge_in_process("flash_attention", path)
     assert check in failed(outcomes)
     assert phrase in messages(outcomes, check)
+
+
+@pytest.mark.parametrize("name", sorted(STYLE_EDITS))
+def test_a_bank_mistake_written_into_the_query_tiled_style_is_named_by_replay(name, tmp_path):
+    assert_named_as(get_exercise("flash_attention"), _styled(name), name, tmp_path)
 
 
 @pytest.mark.slow

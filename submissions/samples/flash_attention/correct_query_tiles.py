@@ -1,7 +1,7 @@
-"""Bug: the running max is not used to rescale the running sum (l = l + rowsum(p)).
-
-Must fail: values
-Mistake: sum_not_rescaled
+"""Correct: FlashAttention-1 style with query tiles: each tile of block_size queries loops over the
+key blocks it needs (causal: up to the block holding its last visible key, bottom-right aligned),
+keeping a running max, sum and output rescaled by exp(m_old - m_new). The bank's one-line mistakes
+are written into this style by tests/test_flash_attention.py to prove replay names them here too.
 """
 
 import math
@@ -33,7 +33,7 @@ def tiled_attention(q, k, v, block_size=64, causal=False):
             m_safe = torch.where(torch.isinf(m_new), torch.zeros_like(m_new), m_new)
             p = torch.exp(s - m_safe)
             alpha = torch.exp(m - m_safe)
-            l = l + p.sum(-1, keepdim=True)
+            l = alpha * l + p.sum(-1, keepdim=True)
             acc = alpha * acc + p @ v[:, :, ks:ks + block_size]
             m = m_new
         outs.append(torch.where(l > 0, acc / torch.where(l > 0, l, torch.ones_like(l)), torch.zeros_like(acc)))
