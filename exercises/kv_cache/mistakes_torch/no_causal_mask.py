@@ -1,0 +1,5 @@
+"""no causal mask inside a multi-token prefill: new token i also attended to the new tokens after it. Mask key j for new token i when j > T + i (T tokens already cached).
+
+Must fail: prefill_decode, chunked_prefill, no_cache_output
+"""
+PATCH = [("att = att.masked_fill(~allowed, float(\"-inf\"))", "att = att")]
