@@ -1,6 +1,7 @@
 """Wrong: computes the keys and values first, then writes the query projection into the caller's x
 (np.matmul(..., out=x)) to save a buffer; every output and cache is right, but x is destroyed.
 
+Mistake: x_overwritten_in_place
 Must fail: inputs_unchanged
 """
 import numpy as np

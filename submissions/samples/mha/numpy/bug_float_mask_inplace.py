@@ -2,6 +2,7 @@
 (mask[...] = where(mask != 0, 0, -inf)); the output is right, but the caller's mask is destroyed.
 Bool masks are left alone, so only a numeric-mask case can see it.
 
+Mistake: float_mask_rewritten_in_place
 Must fail: inputs_unchanged
 """
 import numpy as np
