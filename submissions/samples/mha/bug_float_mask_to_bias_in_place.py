@@ -2,6 +2,7 @@
 (mask.masked_fill_(mask == 0, -inf), then the ones zeroed); the output and its gradients are right,
 but the caller's mask is destroyed. Bool masks are left alone, so only a numeric-mask case sees it.
 
+Mistake: float_mask_rewritten_in_place
 Must fail: inputs_unchanged
 """
 import math
