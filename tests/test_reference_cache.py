@@ -3,6 +3,7 @@ torch on the host, gives the same scorecard, and an edited exercise or another s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -143,3 +144,22 @@ def test_a_torch_exercise_graded_again_never_imports_torch_on_the_host(tmp_path)
     first, second = (r.stdout.split() for r in runs)
     assert first[2] == "True"  # the reference needed torch the first time
     assert second[:2] == first[:2] and second[2] == "False"
+
+
+def test_an_entry_missing_steps_of_the_plan_is_a_miss(cache, monkeypatch):
+    """A long-running process that imported checks.py before it changed writes its old plan's answers
+    under the name of the files' new bytes; a reader whose plan has more steps must not use them
+    (the warm selfcheck of mha failed with KeyError 'inputs_unchanged.55', an infrastructure_error)."""
+    exercise = get_exercise("softmax")
+    plan = grading.build_plan(exercise, 3)
+    expected, golden, baselines = grading.answers_for(exercise, 3, plan)
+    dropped = next(s.id for s in plan.steps if s.judge is not None)
+    stale = (dataclasses.replace(expected, steps={k: v for k, v in expected.steps.items() if k != dropped}),
+             golden, baselines)
+    monkeypatch.setattr(grading, "_ANSWERS", OrderedDict())
+    monkeypatch.setattr(reference_cache, "load", lambda *a, **k: stale)
+    _, answers = grading._reference_answers(exercise, 3)
+    assert answers is None
+    monkeypatch.setattr(reference_cache, "load", lambda *a, **k: (expected, golden, baselines))
+    _, answers = grading._reference_answers(exercise, 3)
+    assert answers is not None and dropped in answers[0].steps
