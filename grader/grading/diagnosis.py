@@ -23,6 +23,7 @@ Their answers are computed once per (exercise files, seed) and kept, like the re
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import threading
 import types
@@ -60,15 +61,11 @@ def value_steps(plan: Plan) -> list[str]:
     return [s.id for s in plan.steps if "measure" not in s.wire and not s.meta.get("probe")]
 
 
-def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
-    """Run one mutant on every value step of ``plan`` in this process (no measurements, no op audit).
-
-    A mutant that fails to import gives results whose steps are all missing (it then explains nothing).
-    """
-    keep = set(value_steps(plan))
-    wire = plan.wire()
-    wire = {**wire, "audit_ops": False,
-            "steps": [{k: v for k, v in s.items() if k != "measure"} for s in wire["steps"] if s["id"] in keep]}
+def _run_steps(mistake: Mistake, plan: Plan, steps: list[dict], lock=None) -> RunResults:
+    """Run one mutant on the wire ``steps`` of ``plan`` in this process (no op audit), holding
+    ``lock`` (if given) and this module's run lock. A mutant that fails to import gives results whose
+    steps are all missing (it then explains nothing)."""
+    wire = {**plan.wire(), "audit_ops": False, "steps": steps}
     results = RunResults(import_report={"ok": True, "exception": None})
     try:
         module = import_mutant(mistake)
@@ -79,11 +76,21 @@ def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
     def emit(report: dict, out: dict[str, np.ndarray]) -> None:
         results.steps[report["id"]] = StepResult(report=report, arrays=out)
 
-    with _RUN_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
+    with (lock or contextlib.nullcontext()), _RUN_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
         PlanExecutor(wire, plan.arrays, module, module_file=str(mistake.path), use_alarm=False).run(emit)
     results.done = True
     return results
+
+
+def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
+    """Run one mutant on every value step of ``plan`` in this process (no measurements, no op audit).
+
+    A mutant that fails to import gives results whose steps are all missing (it then explains nothing).
+    """
+    keep = set(value_steps(plan))
+    return _run_steps(mistake, plan, [{k: v for k, v in s.items() if k != "measure"}
+                                      for s in plan.wire()["steps"] if s["id"] in keep])
 
 
 def mutant_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan) -> dict[str, RunResults]:
@@ -319,26 +326,8 @@ def run_mutant_measured(mistake: Mistake, plan: Plan, check: str, lock=None) -> 
 
     A mutant that fails to import gives results whose steps are all missing (it then explains nothing).
     """
-    import contextlib  # noqa: PLC0415
-
     keep = set(check_steps(plan, check))
-    wire = plan.wire()
-    wire = {**wire, "audit_ops": False, "steps": [s for s in wire["steps"] if s["id"] in keep]}
-    results = RunResults(import_report={"ok": True, "exception": None})
-    try:
-        module = import_mutant(mistake)
-    except Exception as exc:  # noqa: BLE001 - recorded; a broken mutant names nothing
-        results.import_report = {"ok": False, "exception": {"type": type(exc).__name__, "message": str(exc)}}
-        return results
-
-    def emit(report: dict, out: dict[str, np.ndarray]) -> None:
-        results.steps[report["id"]] = StepResult(report=report, arrays=out)
-
-    with (lock or contextlib.nullcontext()), _RUN_LOCK, warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        PlanExecutor(wire, plan.arrays, module, module_file=str(mistake.path), use_alarm=False).run(emit)
-    results.done = True
-    return results
+    return _run_steps(mistake, plan, [s for s in plan.wire()["steps"] if s["id"] in keep], lock)
 
 
 def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check: str,

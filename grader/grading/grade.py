@@ -450,16 +450,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
         measured = diagnosis.measured_answers((*_cache_key(exercise, seed, device), "cost", check.id, bank),
                                               suspects, plan, check.id, _MEASURE_LOCK)
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
-        details = {k: v for k, v in check.details.items() if k not in ("diagnosis", "mistake")}
-        message = check.message
-        if len(names) == 1:
-            mistake = by_name[names[0]]
-            message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
-            details.update({"mistake": mistake.name, "diagnosis": mistake.diagnosis})
-        elif len(names) > 1:
-            message = diagnosis.strip_hint(message)
-            details["mistakes_matching"] = names
-        out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
+        out.append(_named(check, names, by_name, {k: v for k, v in check.details.items()
+                                                  if k not in ("diagnosis", "mistake")}))
     # A complexity check that no mutant of the bank names in its ``Must fail:`` cannot be replayed;
     # when the values name exactly one mistake and self-check proves that mistake fails this
     # complexity check too, it is the likely cause, and a hint chosen from the measurement alone is
@@ -473,6 +465,23 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
                and c.id not in replayed else c for c in out]
     return tuple(out)
+
+
+def _named(check: CheckResult, names: list[str], by_name: dict, details: dict) -> CheckResult:
+    """``check`` with the diagnosis that replay found: exactly one explaining mutant names its mistake
+    ("Likely mistake: ..." before the message, ``details["mistake"]``); several name none (the
+    check's own hint is removed too: the cases cannot tell them apart) and are listed in
+    ``details["mistakes_matching"]``; none leaves the message as it is. ``details`` is the base of
+    the new details (the caller decides which of the check's own keys it keeps)."""
+    message = check.message
+    if len(names) == 1:
+        mistake = by_name[names[0]]
+        message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
+        details = {**details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}
+    elif len(names) > 1:
+        message = diagnosis.strip_hint(message)
+        details = {**details, "mistakes_matching": names}
+    return CheckResult(**{**check.__dict__, "message": message, "details": details})
 
 
 def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
@@ -508,18 +517,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         if len(names) > 1:  # tie-break: the one that is the candidate on every case, in any check
             names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants, expected.steps,
                                        golden.steps, ratios) or names
-        details = {k: v for k, v in check.details.items() if k != "diagnosis"}
-        message = check.message
-        if len(names) == 1:
-            mistake = by_name[names[0]]
-            message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
-            details.update({"mistake": mistake.name, "diagnosis": mistake.diagnosis})
-        elif len(names) > 1:
-            message = diagnosis.strip_hint(message)
-            details["mistakes_matching"] = names
-        else:
-            details = check.details
-        out.append(CheckResult(**{**check.__dict__, "message": message, "details": details}))
+        out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
+                          if names else check.details))
     return tuple(out)
 
 

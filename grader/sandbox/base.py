@@ -166,3 +166,25 @@ class Sandbox(Protocol):
 
 class SandboxUnavailable(RuntimeError):
     """The backend cannot run here (no engine, no image, ...): an infrastructure fault."""
+
+
+def sweep_orphan_folders(prefix: str, tmp: str | None = None) -> list[str]:
+    """Remove the folders ``<tmp>/<prefix><pid>-...`` whose owning grader process ``pid`` is gone
+    (warm sandboxes of a grader killed before it could discard them; their waiting runners exit on
+    end of file). ``tmp``: default the system temporary folder. Returns the folders removed."""
+    import os  # noqa: PLC0415
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        pid = name[len(prefix):].split("-", 1)[0] if name.startswith(prefix) else ""
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+            removed.append(os.path.join(tmp, name))
+    return removed

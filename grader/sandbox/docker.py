@@ -53,7 +53,8 @@ from docker.utils.socket import STDERR, STDOUT, frames_iter
 
 from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
-from grader.sandbox.base import INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
+                                 SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 from grader.sandbox.observe import CpuTimeline, attach_observed, cgroup_cpu_source, cgroup_memory_watch
 
@@ -425,22 +426,37 @@ class DockerSandbox:
         finally:
             shutil.rmtree(root, ignore_errors=True)
 
+    def _create(self, runner_args: list[str], input_dir: str, limits: Limits, *, waits_s: float):
+        """Create (not start) one labelled container of ours running ``runner.py [runner_args]
+        INPUT_DIR`` with ``container_options`` (``waits_s`` > 0: a warm container, stdin open, that may
+        wait that many seconds for its job before its deadline label counts it as a leftover), and
+        record it in ``_ACTIVE``.
+
+        Raises:
+            SandboxUnavailable: the image is gone.
+            DockerException, requests.RequestException: the engine failed (the caller words it).
+        """
+        warm = waits_s > 0
+        name = f"attention-grader-{os.getpid()}-{'warm-' if warm else ''}{uuid.uuid4().hex[:10]}"
+        deadline = time.time() + waits_s + limits.wall_seconds + SWEEP_GRACE_S
+        command = ["python", "-I", "-B", f"{INPUT_DIR}/runner.py", *runner_args, INPUT_DIR]
+        try:
+            container = self.client.containers.create(
+                self.image.id, command, name=name,
+                labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
+                **container_options(limits, input_dir, self.runtime, **({"wait_for_job": True} if warm else {})))
+        except ImageNotFound as exc:
+            raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
+        with _ACTIVE_LOCK:
+            _ACTIVE[container.id] = container
+        return container
+
     def _run_in(self, input_dir: str, limits: Limits) -> SandboxRun:
-        name = f"attention-grader-{os.getpid()}-{uuid.uuid4().hex[:10]}"
-        deadline = time.time() + limits.wall_seconds + SWEEP_GRACE_S
-        command = ["python", "-I", "-B", f"{INPUT_DIR}/runner.py", INPUT_DIR]
         with _SigtermUnwinds():
             try:
-                container = self.client.containers.create(
-                    self.image.id, command, name=name,
-                    labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
-                    **container_options(limits, input_dir, self.runtime))
-            except ImageNotFound as exc:
-                raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
+                container = self._create([], input_dir, limits, waits_s=0.0)
             except (DockerException, requests.RequestException) as exc:
                 raise SandboxUnavailable(f"the engine could not create a container: {_short(exc)}") from exc
-            with _ACTIVE_LOCK:
-                _ACTIVE[container.id] = container
             try:
                 return self._attend(container, limits)
             except (DockerException, requests.RequestException) as exc:
@@ -522,18 +538,7 @@ class DockerSandbox:
             sweep(self.client)
         except (DockerException, requests.RequestException) as exc:
             log.warning("sweep of leftover containers failed: %s", _short(exc))
-        tmp = tmp or tempfile.gettempdir()
-        removed = []
-        try:
-            names = os.listdir(tmp)
-        except OSError:
-            return removed
-        for name in names:
-            pid = name[len(WARM_PREFIX):].split("-", 1)[0] if name.startswith(WARM_PREFIX) else ""
-            if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-                shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
-                removed.append(os.path.join(tmp, name))
-        return removed
+        return sweep_orphan_folders(WARM_PREFIX, tmp)
 
     def start_warm(self, runtime: str, limits: Limits) -> WarmContainer:
         """Create and start a container ahead of its job: ``container_options(limits, ...)`` as a cold
@@ -561,18 +566,7 @@ class DockerSandbox:
             os.chmod(input_dir, 0o755)  # the host adds the job later; the container's mount is read-only
             for name, path in (("runner.py", RUNNER_PATH), ("instruments.py", INSTRUMENTS_PATH)):
                 _write_readonly(os.path.join(input_dir, name), path.read_bytes())
-            name = f"attention-grader-{os.getpid()}-warm-{uuid.uuid4().hex[:10]}"
-            deadline = time.time() + WARM_MAX_WAIT_S + limits.wall_seconds + SWEEP_GRACE_S
-            command = ["python", "-I", "-B", f"{INPUT_DIR}/runner.py", "--wait", runtime, INPUT_DIR]
-            try:
-                container = self.client.containers.create(
-                    self.image.id, command, name=name,
-                    labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
-                    **container_options(limits, input_dir, self.runtime, wait_for_job=True))
-            except ImageNotFound as exc:
-                raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
-            with _ACTIVE_LOCK:
-                _ACTIVE[container.id] = container
+            container = self._create(["--wait", runtime], input_dir, limits, waits_s=WARM_MAX_WAIT_S)
             sock = self.client.api.attach_socket(container.id, params={
                 "stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             raw = getattr(sock, "_sock", sock)

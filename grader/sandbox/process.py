@@ -29,7 +29,7 @@ from pathlib import Path
 from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
-                                 SandboxRun, SandboxUnavailable)
+                                 SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.deadline import wait_for_run
 from grader.sandbox.observe import CpuTimeline, attach_observed, process_memory_watch, process_tree_cpu_seconds
 
@@ -333,20 +333,7 @@ WARM_PREFIX = "grade-process-warm-"
 def sweep_warm_folders(tmp: str | None = None) -> list[str]:
     """Remove the folders of warm sandboxes whose owning grader process is gone (one killed before
     it could discard them; its waiting runners exited on their own). Returns the folders removed."""
-    tmp = tmp or tempfile.gettempdir()
-    removed = []
-    try:
-        names = os.listdir(tmp)
-    except OSError:
-        return removed
-    for name in names:
-        if not name.startswith(WARM_PREFIX):
-            continue
-        pid = name[len(WARM_PREFIX):].split("-", 1)[0]
-        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
-            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
-            removed.append(os.path.join(tmp, name))
-    return removed
+    return sweep_orphan_folders(WARM_PREFIX, tmp)
 
 
 def _write_readonly(path: str, data: bytes) -> None:
