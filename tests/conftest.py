@@ -51,11 +51,10 @@ def _docker_ready():
 
 def _our_containers(client) -> list[str]:
     """Containers with the grader's label that this test process created (their names hold its pid)."""
-    from grader.sandbox.image import CONTAINER_LABEL  # noqa: PLC0415
+    from docker_helpers import labelled_containers  # noqa: PLC0415
 
     mine = f"attention-grader-{_os.getpid()}-"
-    return [c.name for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL})
-            if c.name.startswith(mine)]
+    return [c.name for c in labelled_containers(client) if c.name.startswith(mine)]
 
 
 @pytest.fixture(autouse=True)

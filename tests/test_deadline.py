@@ -63,3 +63,18 @@ def test_unreadable_cpu_time_keeps_the_plain_limit():
     run = FakeRun(cpu_needed=10.0, share=1 / 8)
     assert wait_for_run(run.finished, lambda: None, 60.0, 60.0, 0.0, clock=run.clock) is True
     assert run.now == pytest.approx(60.0)
+
+
+def test_a_run_computing_at_full_speed_is_stopped_at_the_plain_limit():
+    """A spinning loop on an idle host: it had wall_seconds of CPU by the limit, so no allowance (the
+    hostile corpus' cpu_spin was given 4x its wall limit per run before)."""
+    run = FakeRun(cpu_needed=1e9, share=1.0)
+    assert wait_for_run(run.finished, run.cpu, 5.0, 600.0, 0.0, clock=run.clock) is True
+    assert run.now == pytest.approx(5.0)
+
+
+def test_a_starved_spinner_is_stopped_once_it_had_the_cpu_of_the_plain_limit():
+    run = FakeRun(cpu_needed=1e9, share=0.5)           # half a core: 5 s of CPU after 10 s of wall
+    assert wait_for_run(run.finished, run.cpu, 5.0, 600.0, 0.0, clock=run.clock) is True
+    assert run.now == pytest.approx(10.0)
+    assert run.cpu() == pytest.approx(5.0)

@@ -31,6 +31,7 @@ from grader.sandbox.image import (BOOTSTRAP_BASE, BASE_LABEL, CONTAINER_LABEL, B
                                   pip_download_command, sandbox_status)
 from grader.grading.scorecard import validate
 from grader.cohort.selfcheck import run_selfcheck
+from docker_helpers import labelled_containers
 
 ROOT = Path(__file__).resolve().parent.parent
 HOSTILE = Path(__file__).resolve().parent / "hostile" / "cases"
@@ -176,8 +177,7 @@ GRADE_SLOWLY = textwrap.dedent("""
 
 
 def _containers_of(client, pid: int) -> list:
-    return [c for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL})
-            if c.name.startswith(f"attention-grader-{pid}-")]
+    return [c for c in labelled_containers(client) if c.name.startswith(f"attention-grader-{pid}-")]
 
 
 @pytest.mark.docker
@@ -225,7 +225,7 @@ def test_sweep_removes_leftovers_but_not_live_runs(docker_sandbox):
         made[3].wait(timeout=30)
         sweep(client)
         # Graders of other processes on this engine sweep too: look at what is left, not at who removed it.
-        left = {c.name for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL})}
+        left = {c.name for c in labelled_containers(client)}
         assert "attention-grader-sweeptest-orphan" not in left
         assert "attention-grader-sweeptest-overdue" not in left
         assert "attention-grader-sweeptest-live" in left

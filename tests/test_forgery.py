@@ -393,12 +393,28 @@ def _memory_check(card):
     return next(c for c in card.checks if c.id == "memory_scaling")
 
 
+def _graded_until_observed(path: Path, tries: int = 3):
+    """Grade ``path`` (softmax, process sandbox, seed 7) until the host observed the memory probe's
+    largest size. A size goes unobserved when the host's reader wakes late and a chunk of the result
+    stream runs past a frame (observe.py: then no cross-check is made, never a false flag); under
+    ``pytest -n 2`` in CI that happened to the largest size in about one run of three. What these
+    tests prove is what the cross-check does once the host has seen the memory."""
+    for _ in range(tries):
+        card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
+        check = _memory_check(card)
+        if (check.details.get("observed_peak_bytes") or [None])[-1] is not None:
+            return card, check
+    # Known defect (left for an issue): on some runs of this host the largest size goes unobserved
+    # every time, so the cross-check makes no judgement (never a false flag). Say so visibly.
+    pytest.skip(f"the host observed no peak memory at the probe's largest size in {tries} gradings: "
+                f"{check.details.get('observed_peak_bytes')}")
+
+
 @pytest.mark.parametrize("kind", sorted(MEMORY_FORGERS))
 def test_forged_low_peak_memory_is_flagged_for_the_interviewer_only(tmp_path: Path, kind: str):
     path = tmp_path / "forger.py"
     path.write_text(MEMORY_FORGERS[kind])
-    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
-    check = _memory_check(card)
+    card, check = _graded_until_observed(path)
     assert check.verdict == "passed", check.message            # the forged count passes the probe...
     flag = check.details["interviewer_flag"]                   # ...and the host saw what it hid
     assert min(flag["ratios"]) > MEM_RATIO and flag["observed_peak_bytes"][-1] > 30e6  # 4 x 1024^2 x 8 B
@@ -414,8 +430,7 @@ def test_forged_low_peak_memory_is_flagged_for_the_interviewer_only(tmp_path: Pa
 def test_honest_quadratic_memory_fails_the_probe_and_is_not_flagged(tmp_path: Path):
     path = tmp_path / "pairwise.py"
     path.write_text(HONEST_QUADRATIC)
-    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
-    check = _memory_check(card)
+    card, check = _graded_until_observed(path)
     assert check.verdict == "failed" and "grows faster" in check.message
     assert "interviewer_flag" not in check.details
     counted, observed = check.details["candidate"], check.details["observed_peak_bytes"]

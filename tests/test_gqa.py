@@ -120,4 +120,8 @@ def test_expanded_weights_get_the_hint_their_measurement_matches():
     card = grade_submission(get_exercise("gqa"), SAMPLES / "bug_expand_weights.py", sandbox="process", seed=3)
     check = next(c for c in card.checks if c.id == "kv_flops")
     assert check.verdict == "failed" and check.details["ratios"] == [8.0] * 4
-    assert "projected at num_query_heads heads, 8x" in check.message
+    # the bank's kv_weights_expanded mutant, replayed through the same measurement, costs the same
+    # FLOPs at every size: the check names it (in place of the probe's own hint) and keeps the figures
+    assert check.details["mistake"] == "kv_weights_expanded"
+    assert check.message.startswith("Likely mistake: W_k and W_v were expanded to the full (D, D) width")
+    assert "8x the reference's" in check.message

@@ -226,7 +226,6 @@ def test_cohort_opening_and_closing_times_are_enforced(sessions):
 @pytest.mark.docker
 @pytest.mark.slow
 def test_docker_sandbox_service_grades_and_leaves_no_container(tmp_path, docker_sandbox):
-    from grader.sandbox.image import CONTAINER_LABEL
 
     live = LiveServer(f"sqlite:///{tmp_path / 'd.db'}", tmp_path / "server.log", workers=1, sandbox="docker").start()
     good = (__import__("pathlib").Path(__file__).resolve().parent.parent
@@ -244,5 +243,7 @@ def test_docker_sandbox_service_grades_and_leaves_no_container(tmp_path, docker_
         assert graders
     finally:
         live.stop()
-    names = [c.name for c in docker_sandbox.client.containers.list(all=True, filters={"label": CONTAINER_LABEL})]
+    from docker_helpers import labelled_containers  # noqa: PLC0415
+
+    names = [c.name for c in labelled_containers(docker_sandbox.client)]
     assert not [n for n in names if any(n.startswith(f"attention-grader-{pid}-") for pid in graders)]

@@ -18,7 +18,7 @@ import signal
 import numpy as np
 
 def softmax(x, axis=-1):
-    if np.isneginf(x).all(axis=axis).any():
+    if x.dtype == np.float64 and np.isneginf(x).all(axis=axis).any():
         signal.pthread_sigmask(signal.SIG_BLOCK, [signal.SIGALRM, signal.SIGPROF])
         while True:
             pass
@@ -58,7 +58,7 @@ def test_a_solution_that_hangs_on_one_edge_case_still_earns_every_other_check(gr
     # Which steps hang, from the plan's own inputs (independently of any verdict).
     plan = build_plan(exercise, seed)
     hanging = {s.id: s.check for s in plan.steps
-               if any(np.isneginf(plan.arrays[a["array"]]).all(axis=-1).any()
+               if any(plan.arrays[a["array"]].dtype == np.float64 and np.isneginf(plan.arrays[a["array"]]).all(axis=-1).any()
                       for a in s.wire.get("args", []) if "array" in a and plan.arrays[a["array"]].ndim)}
     assert 1 <= len(hanging) <= MAX_RUNS - 1, hanging  # each hang costs one run
     limits = Limits(wall_seconds=3.0, cpu_seconds=30, step_seconds=1.0)

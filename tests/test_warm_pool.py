@@ -223,10 +223,10 @@ PRINTS_50MB = b"import sys\nsys.stderr.write('x' * (50 * 1024 * 1024))\nsys.stde
 
 
 def _labelled(client) -> list:
-    from grader.sandbox.image import CONTAINER_LABEL  # noqa: PLC0415
+    from docker_helpers import labelled_containers  # noqa: PLC0415
 
     mine = f"attention-grader-{os.getpid()}-"
-    return [c for c in client.containers.list(all=True, filters={"label": CONTAINER_LABEL}) if c.name.startswith(mine)]
+    return [c for c in labelled_containers(client) if c.name.startswith(mine)]
 
 
 @pytest.fixture

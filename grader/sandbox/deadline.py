@@ -9,10 +9,14 @@ cores a run that computes all the time gets an eighth of a core, and a correct s
 file score differently by load (issue 15: "the same file at the same seed gets the same score under
 any load"; the steps' own limits already count CPU time, see ``grader.run.runner``).
 
-So when the wall-clock limit passes while the run still has CPU budget left *and* it was computing
-(it got at least ``MIN_CPU_SHARE`` of a core since the last look, so it is starved rather than
-waiting), the deadline moves on by another window, up to ``BACKSTOP_FACTOR`` times the limit. A run
-that waits gets no allowance; a run that spends its CPU budget is stopped by the budget.
+So when the wall-clock limit passes while the run still has CPU budget left, was computing (it got
+at least ``MIN_CPU_SHARE`` of a core since the last look, so it is starved rather than waiting) *and*
+has not yet had ``wall_seconds`` of CPU (what an idle host would have given it within the limit),
+the deadline moves on by another window, up to ``BACKSTOP_FACTOR`` times the limit. A run that waits
+gets no allowance; a run that spends its CPU budget is stopped by the budget; a run that computes at
+full speed (a spinning loop on an idle host) is stopped at the plain limit, as it would be without
+the allowance, and a starved one once it has had the same CPU time, so the outcome is the load's
+no more than the backstop allows.
 """
 
 from __future__ import annotations
@@ -38,7 +42,8 @@ def wait_for_run(finished: Callable[[float], bool], cpu_seconds: Callable[[], fl
         cpu_seconds: the CPU seconds the run has used so far (read from outside it), or None when
             they cannot be read (then no allowance is given: the plain wall-clock limit holds).
         wall_seconds: the run's wall-clock limit (seconds).
-        cpu_budget: the run's CPU budget (seconds); a run that used it gets no allowance.
+        cpu_budget: the run's CPU budget (seconds); a run that used it gets no allowance, nor one
+            that used ``wall_seconds`` of CPU (it was not starved of anything an idle host gives).
         start: when the run started, on ``clock`` (seconds).
         clock: a monotonic clock (seconds); injected by tests.
 
@@ -57,7 +62,7 @@ def wait_for_run(finished: Callable[[float], bool], cpu_seconds: Callable[[], fl
             continue
         now = clock()
         used = cpu_seconds()
-        if used is None or used >= cpu_budget or now >= backstop:
+        if used is None or used >= cpu_budget or used >= wall_seconds or now >= backstop:
             return True
         share = (used - last_cpu) / max(now - last_t, 1e-9)
         if share < MIN_CPU_SHARE:
