@@ -459,9 +459,7 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     named = {c.details.get("mistake") for c in out if c.details.get("mistake")}
     if len(named) == 1:
         mistake = by_name[named.pop()]
-        out = [CheckResult(**{**c.__dict__, "message": f"Likely mistake: {mistake.diagnosis}\n"
-                              f"{diagnosis.strip_hint(c.message)}",
-                              "details": {**c.details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}})
+        out = [_named(c, [mistake.name], by_name, c.details)
                if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
                and c.id not in replayed else c for c in out]
     return tuple(out)
