@@ -40,3 +40,31 @@ def test_float32_compute_is_not_called_a_missing_normalisation_or_max_shift(tmp_
     assert not any("subtract the maximum" in m for m in messages)
     dtype_max = [o.message for o in outcomes["dtype_max"] if o.verdict != "passed"]
     assert dtype_max and all("computed in float32" in m for m in dtype_max)
+
+
+MEAN_SHIFT = '''
+import numpy as np
+def softmax(x, axis=-1):
+    finite = np.where(np.isfinite(x), x, 0)
+    c = finite.mean(axis=axis, keepdims=True)
+    with np.errstate(over="ignore", invalid="ignore"):
+        e = np.exp(x - c)
+        s = e.sum(axis=axis, keepdims=True)
+        return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+'''
+
+
+def test_a_shift_by_the_mean_fails_hidden_values_at_every_seed_and_is_named(tmp_path: Path):
+    """Shifting by the mean overflows float32 only where a slice's max is far above its mean; the
+    hidden 800-1000 case drew that spread at some seeds only (hidden_values failed at seed 1, passed at
+    seed 2), so the same file scored 11 or 13. Its row 0 now pins it."""
+    from grader.grading.exercise import get_exercise
+    from mutant_helpers import assert_named_as
+
+    scores = set()
+    for seed in (1, 2, 3):
+        card = assert_named_as(get_exercise("softmax"), MEAN_SHIFT, "shift_by_mean", tmp_path, seed=seed)
+        failed = {c.id for c in card.checks if c.verdict != "passed"}
+        assert "hidden_values" in failed
+        scores.add(card.score)
+    assert len(scores) == 1

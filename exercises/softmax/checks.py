@@ -266,7 +266,13 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         if how == "normal":
             x, note = _case(hidden, shape, dtype, scale), f"scale {scale:g}"
         elif how == "large":
-            x, note = hidden.uniform(800.0, 1000.0, shape).astype(dtype), "logits between 800 and 1000"
+            # Row 0 holds one logit at 1000 and the rest in [800, 810]: its max is at least 95 above
+            # its mean or median, so a shift by anything but the max overflows float32 there at every
+            # seed (with the whole row uniform, a mean shift overflowed only when the draw spread wide).
+            x = hidden.uniform(800.0, 1000.0, shape)
+            x[0] = hidden.uniform(800.0, 810.0, shape[1])
+            x[0, hidden.integers(shape[1])] = 1000.0
+            x, note = x.astype(dtype), "logits between 800 and 1000, row 0 one peak at 1000 above [800, 810]"
         else:  # each slice at its own level, from -3000 to 3000: one global maximum underflows the low ones
             levels = np.linspace(-3000.0, 3000.0, int(np.prod(shape[:-1]))).reshape(*shape[:-1], 1)
             x, note = (levels + _case(hidden, shape, np.float64, 3.0)).astype(dtype), "slices at levels -3000 to 3000"
