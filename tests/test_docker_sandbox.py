@@ -163,6 +163,34 @@ def test_selfcheck_under_docker(exercise_id):
 
 # -- hostile submissions: tests/hostile/ (the corpus runs every attack under docker and process) -------
 
+# -- the wall clock on a loaded host ----------------------------------------------------------------
+
+SPEND_CPU = textwrap.dedent("""
+    import time
+    _start = time.process_time()
+    while time.process_time() - _start < 0.6:  # 0.6 s of CPU before the module is even defined
+        pass
+""")
+
+
+@pytest.mark.docker
+def test_starved_container_gets_the_load_allowance(docker_sandbox, monkeypatch, tmp_path):
+    """A container held to a tenth of a core (what a loaded host gives it) needs about 8 s of wall clock
+    for a correct softmax that spends 0.6 s of CPU at import: past a 3 s wall limit, within the 4x
+    backstop. It computes all along (its cgroup CPU time grows), so it is graded, not timed out (it was
+    a timeout before the docker backend had the allowance); one that sleeps still times out."""
+    import grader.sandbox.docker as docker_backend
+
+    monkeypatch.setattr(docker_backend, "CPUS", 0.1)
+    slow = tmp_path / "slow_softmax.py"
+    slow.write_text(SPEND_CPU + REFERENCE.read_text())
+    limits = Limits(wall_seconds=3.0)
+    card = grade(slow, "docker", limits=limits)
+    assert card.status == "graded" and card.score == card.max_score, card.status
+    card = grade(HOSTILE / "sleep_forever.py", "docker", limits=limits)
+    assert card.status == "timeout"  # waiting is not starvation (tests/test_deadline.py: no allowance)
+
+
 # -- lifecycle ----------------------------------------------------------------------------------------
 
 GRADE_SLOWLY = textwrap.dedent("""

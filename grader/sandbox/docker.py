@@ -15,8 +15,10 @@ folder whose files are mode 0444 in a 0555 folder: nothing the container does ca
 Results come back on the container's stdout (the runner's result channel; the submission's own
 output goes to stderr), read while the container runs through one attach stream, byte-counted,
 capped, and decoded with ``grader.run.channel.decode_stream`` (no pickle; ``.npy`` headers and zip sizes
-are checked before anything is loaded). The host owns the wall clock: at the deadline, or when the
-output runs far past its cap, the container is killed; it is removed in a ``finally`` (also on
+are checked before anything is loaded). The host owns the wall clock: at the deadline (with the load
+allowance of ``grader.sandbox.deadline``, from the container's cgroup CPU time: a container starved
+of CPU by a loaded host is not charged a timeout), or when the output runs far past its cap, the
+container is killed; it is removed in a ``finally`` (also on
 Ctrl-C, SIGTERM and grader exceptions), and leftovers of crashed graders are swept by label.
 
 Warm containers (``start_warm``/``run_warm``, used by ``grader.sandbox.pool.WarmPool``): the same
@@ -55,6 +57,7 @@ from grader.run.channel import decode_stream, display_text
 from grader.run.runner import READY_LINE
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable, sweep_orphan_folders)
+from grader.sandbox.deadline import BACKSTOP_FACTOR, wait_for_run
 from grader.sandbox.image import CONTAINER_LABEL, image_name
 from grader.sandbox.observe import CpuTimeline, attach_observed, cgroup_cpu_source, cgroup_memory_watch
 
@@ -77,7 +80,8 @@ CPUS = 1.0
 OUTPUT_KILL_FACTOR = 256
 #: Seconds allowed for the engine to stop a killed container, and for a stream to drain.
 KILL_GRACE_S = 10.0
-#: Seconds added to a run's wall limit before a container of ours counts as a leftover.
+#: Seconds added to a run's longest wall clock (its limit times the load allowance's backstop)
+#: before a container of ours counts as a leftover.
 SWEEP_GRACE_S = 120.0
 #: Largest json-file log the engine keeps per container (we never read it: we stream).
 LOG_MAX_SIZE = "1m"
@@ -438,7 +442,7 @@ class DockerSandbox:
         """
         warm = waits_s > 0
         name = f"attention-grader-{os.getpid()}-{'warm-' if warm else ''}{uuid.uuid4().hex[:10]}"
-        deadline = time.time() + waits_s + limits.wall_seconds + SWEEP_GRACE_S
+        deadline = time.time() + waits_s + limits.wall_seconds * BACKSTOP_FACTOR + SWEEP_GRACE_S
         command = ["python", "-I", "-B", f"{INPUT_DIR}/runner.py", *runner_args, INPUT_DIR]
         try:
             container = self.client.containers.create(
@@ -485,14 +489,14 @@ class DockerSandbox:
             SandboxUnavailable: the container did not stop, or its stream did not end, within
                 ``KILL_GRACE_S`` of the end; the stream failed.
         """
-        end = start + limits.wall_seconds
-        timed_out = False
-        while not pump.ended.is_set() and pump.overflow is None:
-            left = end - time.monotonic()
-            if left <= 0:
-                timed_out = True
-                break
-            pump.wake.wait(left)
+        def finished(timeout: float) -> bool:
+            pump.wake.wait(timeout)
+            return pump.ended.is_set() or pump.overflow is not None
+
+        # the wall-clock limit, with the process backend's allowance while the container computes on
+        # a loaded host (its CPU seconds from the cgroup, read by the host; unreadable: no allowance)
+        cpu_source = pump.timeline.source or (lambda: None)
+        timed_out = wait_for_run(finished, cpu_source, limits.wall_seconds, float(limits.cpu_seconds), start)
         if timed_out or pump.overflow is not None:
             try:
                 container.kill()
