@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from grader.grading.exercise import get_exercise
-from grader.grading.grade import build_plan, run_in_process
+from grader.grading.grade import answers_for, build_plan, run_in_process
 from grader.judge.judges import JudgeContext
 from grader.run.runner import load_submission
 
@@ -15,10 +15,7 @@ def judge_in_process(exercise_id: str, path: Path, seed: int = 7, track: str | N
     judged exactly as the host judges a run."""
     ex = get_exercise(exercise_id, track=track)
     plan = build_plan(ex, seed)
-    ref = ex.load_reference()
-    expected = run_in_process(plan.wire(), plan.arrays, ref)
-    gw, ga = plan.golden()
-    golden = run_in_process(gw, ga, ex.load_reference())
+    expected, golden, baselines = answers_for(ex, seed, plan)  # the host's answers, baselines included
     module = load_submission(str(path), f"sample_{exercise_id}_{path.stem}")
     got = run_in_process(plan.wire(), plan.arrays, module, str(path))
     outcomes: dict = {}
@@ -27,7 +24,9 @@ def judge_in_process(exercise_id: str, path: Path, seed: int = 7, track: str | N
             continue
         ctx = JudgeContext(step=step, plan=plan, got=got.steps.get(step.id), expected=expected.steps[step.id],
                            golden=golden.steps[step.id], candidate_steps=got.steps,
-                           expected_steps=expected.steps, golden_steps=golden.steps)
+                           expected_steps=expected.steps, golden_steps=golden.steps,
+                           baselines=[b.steps[step.id] for b in baselines
+                                      if step.id in b.steps and b.steps[step.id].report.get("ok")])
         outcomes.setdefault(step.check, []).append(step.judge(ctx))
     return outcomes
 
