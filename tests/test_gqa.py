@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
+from mutant_helpers import assert_named_as
 from grader.grading.api_rules import scan_source
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import build_plan, grade_submission
@@ -123,5 +124,23 @@ def test_expanded_weights_get_the_hint_their_measurement_matches():
     # the bank's kv_weights_expanded mutant, replayed through the same measurement, costs the same
     # FLOPs at every size: the check names it (in place of the probe's own hint) and keeps the figures
     assert check.details["mistake"] == "kv_weights_expanded"
-    assert check.message.startswith("Likely mistake: W_k and W_v were expanded to the full (D, D) width")
+    assert check.message.startswith("Likely mistake: keys and values were projected at num_query_heads heads")
     assert "8x the reference's" in check.message
+
+
+def test_kv_reprojected_per_query_head_gets_the_sentence_of_what_was_measured(tmp_path):
+    """Each query head projecting its KV head's columns again costs exactly the kv FLOPs of W_k/W_v
+    expanded to full width (same values, same products): the measurement cannot tell the two
+    apart, so the one mutant's sentence names what was measured, K/V projected at H_q heads, in
+    both forms (it used to describe the expanded weights only, a wrong story for this loop)."""
+    source = (SAMPLES / "correct_kv_head_slices_loop.py").read_text()
+    old = ("        kj = x @ W_k[:, j * dk:(j + 1) * dk]\n        vj = x @ W_v[:, j * dk:(j + 1) * dk]\n"
+           "        for h in range(j * g, (j + 1) * g):\n")
+    new = ("        for h in range(j * g, (j + 1) * g):\n"
+           "            kj = x @ W_k[:, j * dk:(j + 1) * dk]\n            vj = x @ W_v[:, j * dk:(j + 1) * dk]\n")
+    assert source.count(old) == 1
+    card = assert_named_as(get_exercise("gqa"), source.replace(old, new), "kv_weights_expanded", tmp_path)
+    check = next(c for c in card.checks if c.id == "kv_flops")
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"kv_flops"}
+    assert check.message.startswith("Likely mistake: keys and values were projected at num_query_heads heads")
+    assert "each query head projecting its KV head's columns again" in check.message

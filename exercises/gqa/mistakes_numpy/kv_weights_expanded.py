@@ -1,4 +1,4 @@
-"""W_k and W_v were expanded to the full (D, D) width (each KV head's columns repeated for its query heads) before projecting, so keys and values are projected at num_query_heads heads: the values are right, but the projection costs num_query_heads / num_kv_heads times the FLOPs GQA exists to save (project at num_kv_heads heads, then repeat the projected keys and values).
+"""keys and values were projected at num_query_heads heads (W_k and W_v expanded to the full (D, D) width before projecting, or each query head projecting its KV head's columns again): the values are right, but the projection costs num_query_heads / num_kv_heads times the FLOPs GQA exists to save (project at num_kv_heads heads once, then repeat the projected keys and values).
 
 Must fail: kv_flops
 """
