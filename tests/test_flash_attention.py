@@ -144,6 +144,8 @@ STYLE_EDITS = {
                         "    block_size = abs(block_size) or 1\n")],
     "causal_block_short": [("for kb in range(max(n_blocks, 0)):",
                             "for kb in range(max(n_blocks - 1 if causal else n_blocks, 0)):")],
+    "running_max_init_zero": [("m = torch.full((B, H, n, 1), -math.inf, dtype=q.dtype)",
+                               "m = torch.zeros((B, H, n, 1), dtype=q.dtype)")],
     "causal_top_left": [("last = qs + n - 1 + L_k - L_q", "last = qs + n - 1"),
                         ("torch.arange(qs, qs + n)[:, None] + (L_k - L_q)", "torch.arange(qs, qs + n)[:, None]")],
 }
@@ -164,6 +166,7 @@ def _styled(name: str) -> str:
     ("mistake:early_division", "values", "divided by the running sum before all key blocks"),
     ("mistake:no_value_error", "bad_block_size", "Expected ValueError"),
     ("mistake:causal_top_left", "causal_bottom_right", "Mismatched"),
+    ("mistake:running_max_init_zero", "large_scores", "Mismatched"),
     ("bug_full_score_matrix.py", "memory_scaling", "score matrix"),
 ])
 def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase, tmp_path):

@@ -156,12 +156,16 @@ class _Cases:
     def add(self, check: str, rng: np.random.Generator, *, B: int, H: int, L_q: int, L_k: int | None = None,
             d: int = 8, block_size: int | None = 4, causal: bool = False, dtype: str = "float32",
             grad: tuple[str, ...] = (), judge=None, scale: float = 1.0, note: str = "", defaults: bool = False,
-            drift: float = 0.0) -> None:
+            drift: float = 0.0, repel: float = 0.0) -> None:
         self.n += 1
         n, b = self.n, self.b
         L_k = L_q if L_k is None else L_k
         q = rng.standard_normal((B, H, L_q, d)) * scale
         k = rng.standard_normal((B, H, L_k, d)) * scale
+        if repel:  # q and k share one direction with opposite signs: every score of every row is about -repel**2 / sqrt(d)
+            u = rng.standard_normal(d)
+            u /= np.linalg.norm(u)
+            q, k = q + repel * u, k - repel * u
         if drift:  # later keys align more with the queries: the running max keeps rising
             k = k + drift * np.linspace(0.0, 1.0, L_k)[None, None, :, None] * np.sign(q.mean(axis=2, keepdims=True))
         v = rng.standard_normal((B, H, L_k, d))
@@ -226,6 +230,11 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.add("large_scores", rng, B=1, H=2, L_q=12, block_size=4, scale=12.0, causal=True,
           note="scores in the hundreds (exp would overflow without the running max)")
     c.add("large_scores", rng, B=1, H=2, L_q=10, block_size=3, scale=12.0, dtype="float64")
+    # its own stream, so the cases after it keep their inputs: a running max started at 0 instead of
+    # -inf is right while some score of a row is above -80 or so, and gives 0 (exp underflows in
+    # float32) when every score of the row is in the negative hundreds
+    c.add("large_scores", np.random.default_rng([public_seed, 31]), B=1, H=2, L_q=9, L_k=13, block_size=4,
+          repel=30.0, note="every score of every row in the negative hundreds (no score near 0)")
     for dtype in ("float16", "bfloat16") if torch_track else ("float16",):
         c.add("half_precision", rng, B=1, H=2, L_q=16, block_size=4, dtype=dtype)
         c.add("half_precision", rng, B=1, H=2, L_q=9, L_k=14, block_size=4, causal=True, dtype=dtype)

@@ -1,0 +1,6 @@
+"""the running max started at 0 instead of -inf: max(0, scores) is a valid shift only while some score of a row is near 0 or above; when every score of a row is in the negative hundreds, exp(s - 0) underflows to 0 in float32 and the row's sum and output are lost. Start m at -inf (the first block's max then becomes the shift).
+
+Must fail: large_scores
+"""
+PATCH = [('m = torch.full((B, H, L_q, 1), float("-inf"), dtype=q.dtype)  # running max',
+          'm = torch.zeros((B, H, L_q, 1), dtype=q.dtype)  # running max')]
