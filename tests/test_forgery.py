@@ -3,9 +3,11 @@ tamper flags.
 
 The counts are made inside the submission's process; the host samples the sandbox's CPU time and a
 resettable high-water mark of its memory from outside (``/proc`` for the process backend, the
-container's cgroup under docker) as each step frame arrives, and the probe judge flags, for the
-interviewer only, observed time growing much faster than the counted work, and observed peak memory
-far above the counted peak bytes.
+container's cgroup under docker) at the step frames' boundaries, with the runner blocked there until
+the host acknowledges (the frame handshake), and the probe judge flags, for the interviewer only,
+observed time growing much faster than the counted work, observed peak memory far above the counted
+peak bytes, and a probe whose largest sizes the host could not observe because the runner did not
+wait for it.
 """
 from __future__ import annotations
 
@@ -23,25 +25,28 @@ from grader.grading.grade import grade_submission
 from grader.grading.render import render_scorecard
 from rich.console import Console
 from grader.judge.forgery import (MEASURABLE_S, MEM_MEASURABLE_BYTES, MEM_RATIO, SLOPE_MARGIN, memory_tamper_flag,
-                                  tamper_flag)
+                                  memory_unobserved_flag, tamper_flag)
 from grader.run.channel import decode_stream
+from grader.run import runner
 from grader.run.runner import encode_step_frame, write_frame
-from grader.sandbox.observe import (CpuTimeline, MemoryWatch, attach_observed, attach_observed_cpu,
-                                    cgroup_cpu_source, cgroup_memory_watch, process_memory_watch,
-                                    process_tree_cpu_seconds)
+from grader.sandbox.observe import (CGROUP_ROOT, CpuTimeline, FrameSync, MemoryWatch, attach_observed,
+                                    attach_observed_cpu, cgroup_cpu_source, cgroup_memory_watch,
+                                    process_memory_watch, process_tree_cpu_seconds)
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "submissions" / "samples"
 
-#: Correct attention scores plus hidden work that grows like seq_len^5 (seq_len^2/64 products of
-#: (4 seq_len)^2 matrices), done with the FLOP counter switched off: counts stay the reference's. It
-#: hides work only inside a counted call (not in the probe's timing repeats or the other cases), so
-#: the run stays well inside its 60 s under load. Sized for a clear margin: ~0.12 s of CPU at
-#: seq_len=64 (twice ``POINT_S``) and ~30x that at 128, an observed slope of ~5 against the flag's
-#: threshold of 2 + ``SLOPE_MARGIN`` = 3.5 (a seq_len^4 forger's 3.85 was 0.35 above it, and
-#: failed once in three runs under load).
+#: Correct attention scores plus hidden work whose CPU time grows like seq_len^5, done with the FLOP
+#: counter switched off: counts stay the reference's. It hides work only inside a counted call (not
+#: in the probe's timing repeats or the other cases), so the run stays well inside its 60 s under
+#: load. Sized in CPU seconds, not in FLOPs (products of (4 seq_len)^2 matrices until the process has
+#: spent 0.1 s x (seq_len/64)^5 on them), so that the margin is the same on a fast CPU as on a slow
+#: one (sized in FLOPs, seq_len=64 took 0.12 s on one machine and 0.026 s, under ``POINT_S``, on a
+#: faster one): 0.1 s at seq_len=64 (twice ``POINT_S``), 3.2 s at 128, an observed slope of ~5
+#: against the flag's threshold of 2 + ``SLOPE_MARGIN`` = 3.5.
 FORGER = '''
 import sys
+import time
 import numpy as np
 
 
@@ -61,7 +66,8 @@ def _hidden_work(seq_len):
     try:
         n = 4 * seq_len
         m = np.full((n, n), 1.0 / n)
-        for _ in range(max(1, seq_len * seq_len // 64)):
+        until = time.process_time() + 0.1 * (seq_len / 64) ** 5
+        while time.process_time() < until:
             m = m @ m
     finally:
         c.active = True
@@ -88,12 +94,11 @@ def scaled_dot_product_attention(query, key, value, mask=None):
 #: Softmax as 1 / sum_j exp(x_j - x_i) (exact and stable, but every pairwise difference along the
 #: axis is held: (rows, n, n) float64, 33.5 MB at n=1024 for the probe's 4 rows). ``{alloc}`` is where
 #: that buffer comes from: ``np.empty`` (an honest quadratic-memory bug, which tracemalloc counts),
-#: or an anonymous ``mmap`` (memory tracemalloc never sees: a forged low count). From n=512 on the
-#: step first waits 0.2 s, so the host has read the previous frame before the buffer exists (a
-#: temporary allocated and freed within the host reader's wake-up is not observed; see observe.py).
+#: or an anonymous ``mmap`` (memory tracemalloc never sees: a forged low count). The buffer is
+#: allocated as soon as the step starts and freed before it returns: the host sees it only because it
+#: reads the memory with the runner blocked at both frame boundaries (the handshake; observe.py).
 PAIRWISE = '''
 import mmap
-import time
 import numpy as np
 {patch}
 
@@ -104,8 +109,6 @@ def _buffer(shape, dtype):
 
 def softmax(x, axis=-1):
     z = np.moveaxis(np.asarray(x), axis, -1)
-    if z.shape[-1] >= 512:
-        time.sleep(0.2)
     finite_row = np.isfinite(z.max(axis=-1, keepdims=True))
     safe = np.where(np.isneginf(z), np.finfo(z.dtype).min, z)
     diffs = _buffer(safe.shape + (safe.shape[-1],), safe.dtype)
@@ -129,6 +132,13 @@ tracemalloc.get_traced_memory = lambda: (_real()[0], _real()[0])
 """
 MEMORY_FORGERS = {"mmap": PAIRWISE.format(patch="", alloc=HIDDEN),
                   "patched_tracemalloc": PAIRWISE.format(patch=PATCH_TRACEMALLOC, alloc=TRACKED)}
+#: Patches the runner (the sandbox's ``__main__``) so that it never waits for the host's
+#: acknowledgements: its frames and its exit then race the host's reads of the memory.
+SKIP_HANDSHAKE = """
+import sys as _sys
+_sys.modules["__main__"].FrameSync.wait = lambda self: None
+"""
+HANDSHAKE_SKIPPER = PAIRWISE.format(patch=SKIP_HANDSHAKE, alloc=HIDDEN)
 HONEST_QUADRATIC = PAIRWISE.format(patch="", alloc=TRACKED)
 
 
@@ -204,6 +214,23 @@ def test_observed_memory_near_the_count_or_too_small_is_not_flagged():
     assert memory_tamper_flag("n", MEM_SIZES, [0, 0, 0.5 * MIB, 40 * MIB], small) is None
     assert memory_tamper_flag("n", MEM_SIZES, [0, 0, 3 * MIB, 40 * MIB], [0, 0, 3 * MIB / MEM_RATIO, 1]) is None
     assert memory_tamper_flag("n", MEM_SIZES, [0, 0, None, 40 * MIB], small) is None
+
+
+def test_a_largest_size_missed_while_memory_was_readable_gets_a_note():
+    observed = [0.4 * MIB, 2 * MIB, 8 * MIB, None]
+    flag = memory_unobserved_flag("n", MEM_SIZES, observed, [False, False, False, True])
+    assert flag["unobserved_sizes"] == [1024] and flag["observed_peak_bytes"] == observed
+    assert flag["message"].startswith("the host could not observe the sandbox's peak memory at n=1024: ")
+    both = memory_unobserved_flag("n", MEM_SIZES, [0.4 * MIB, 2 * MIB, None, None], [True] * 4)
+    assert both["unobserved_sizes"] == [512, 1024] and "at n=512 and n=1024:" in both["message"]
+
+
+def test_no_note_when_observed_or_when_the_memory_was_never_readable():
+    assert memory_unobserved_flag("n", MEM_SIZES, [0.4 * MIB, 2 * MIB, 8 * MIB, 33 * MIB], [False] * 4) is None
+    # no memory source on this host (or an in-process run): unobserved, but nothing was missed
+    assert memory_unobserved_flag("n", MEM_SIZES, [None] * 4, [False] * 4) is None
+    # a small size missed is not judged (the cross-check reads the two largest only)
+    assert memory_unobserved_flag("n", MEM_SIZES, [None, 2 * MIB, 8 * MIB, 33 * MIB], [True, False, False, False]) is None
 
 
 # -- the host's observation --------------------------------------------------------------------------
@@ -319,7 +346,7 @@ def test_each_step_gets_its_peak_above_the_usage_at_the_previous_frame():
     assert results.steps["b"].observed_peak_bytes == 160 - 150  # its own window only, not a's peak
 
 
-def test_a_chunk_running_past_a_frame_leaves_the_next_step_unobserved():
+def test_a_chunk_running_past_a_frame_leaves_both_steps_unobserved_and_missed():
     data, ends = _stream()
     marks = iter([(500, 100), (900, 150)])
     timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None))
@@ -328,8 +355,86 @@ def test_a_chunk_running_past_a_frame_leaves_the_next_step_unobserved():
     timeline.sample(ends[2])                                    # frames a and b arrived in one chunk
     results = decode_stream(data)
     attach_observed(results, timeline)
-    assert results.steps["a"].observed_peak_bytes == 800
-    assert results.steps["b"].observed_peak_bytes is None       # its work ran before the reset
+    # a's mark also holds b's work (b ran before the host read a's frame), and b's ran before the reset
+    assert results.steps["a"].observed_peak_bytes is None and results.steps["a"].observed_peak_missed
+    assert results.steps["b"].observed_peak_bytes is None and results.steps["b"].observed_peak_missed
+
+
+def test_nothing_is_missed_when_the_memory_could_never_be_read():
+    data, ends = _stream()
+    timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None))
+    for end in ends:
+        timeline.sample(end)                                    # every mark fails: the record ends
+    results = decode_stream(data)
+    attach_observed(results, timeline)
+    assert [(s.observed_peak_bytes, s.observed_peak_missed) for s in results.steps.values()] == [(None, False)] * 2
+
+
+def test_the_host_acknowledges_only_chunks_that_end_exactly_at_a_frame():
+    data, ends = _stream()
+    sent: list[int] = []
+    sync = FrameSync(lambda b: sent.append(int.from_bytes(b, "big")))
+    marks: list[int] = []
+    timeline = CpuTimeline(lambda: 1.0, sync=sync)
+    timeline.sample = lambda total: marks.append(total)        # the mark comes before the ack
+    pieces = [data[:5], data[5:ends[0]], data[ends[0]:ends[0] + 20], data[ends[0] + 20:ends[2] - 3],
+              data[ends[2] - 3:]]
+    total, acked_at = 0, []
+    for piece in pieces:
+        total += len(piece)
+        before = len(sent)
+        timeline.arrived(piece, total)
+        if len(sent) > before:
+            acked_at.append(total)
+    assert marks == [5, ends[0], ends[0] + 20, ends[2] - 3, ends[2]]   # every chunk is sampled
+    assert acked_at == [ends[0], ends[2]] and sent == [1, 3]   # header split over two chunks: one frame
+    assert not sync.broken and sync.frames == 3
+
+
+def test_a_stream_that_is_not_frames_stops_the_acknowledgements():
+    sent = []
+    sync = FrameSync(sent.append)
+    assert not sync.feed(b"@@GRADER-FRAME step 4\nabcd" + b"garbage that is no header\n")
+    assert sync.broken and sync.frames == 1
+    assert not sync.feed(b"@@GRADER-FRAME done 0\n")        # nothing after a break is trusted
+    assert not FrameSync().feed(b"x" * (FrameSync.MAX_HEADER + 1))
+
+
+def _runner_sync():
+    read_fd, write_fd = os.pipe()
+    return runner.FrameSync(io.BytesIO(), read_fd), write_fd
+
+
+def test_the_runner_waits_until_every_frame_written_is_acknowledged():
+    import threading  # noqa: PLC0415
+
+    sync, host = _runner_sync()
+    sync.write("import", b"{}")
+    sync.write("step", b"x")
+    answer = threading.Timer(0.2, lambda: (os.write(host, (1).to_bytes(8, "big")),
+                                           os.write(host, (2).to_bytes(8, "big")[:5]),
+                                           os.write(host, (2).to_bytes(8, "big")[5:])))
+    answer.start()
+    sync.wait()
+    answer.join()
+    assert (sync.acked, sync.written, sync.fd is not None) == (2, 2, True)
+    sync.wait()                                                 # nothing new written: returns at once
+    os.close(host)
+    sync.write("done", b"{}")
+    sync.wait()                                                 # end of file: the host is gone
+    assert sync.fd is None and sync.acked == 2
+    sync.write("done", b"{}")
+    sync.wait()                                                 # and it never waits again
+
+
+def test_the_runner_stops_waiting_on_an_acknowledgement_of_frames_it_never_wrote():
+    sync, host = _runner_sync()
+    sync.write("import", b"{}")
+    os.write(host, (7).to_bytes(8, "big"))
+    sync.wait()
+    assert sync.fd is None and sync.acked == 0
+    os.close(host)
+    assert runner.FrameSync(io.BytesIO(), None).wait() is None  # no handshake asked for
 
 
 def _stream() -> tuple[bytes, list[int]]:
@@ -393,28 +498,28 @@ def _memory_check(card):
     return next(c for c in card.checks if c.id == "memory_scaling")
 
 
-def _graded_until_observed(path: Path, tries: int = 3):
-    """Grade ``path`` (softmax, process sandbox, seed 7) until the host observed the memory probe's
-    largest size. A size goes unobserved when the host's reader wakes late and a chunk of the result
-    stream runs past a frame (observe.py: then no cross-check is made, never a false flag); under
-    ``pytest -n 2`` in CI that happened to the largest size in about one run of three. What these
-    tests prove is what the cross-check does once the host has seen the memory."""
-    for _ in range(tries):
-        card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
-        check = _memory_check(card)
-        if (check.details.get("observed_peak_bytes") or [None])[-1] is not None:
-            return card, check
-    # Known defect (left for an issue): on some runs of this host the largest size goes unobserved
-    # every time, so the cross-check makes no judgement (never a false flag). Say so visibly.
-    pytest.skip(f"the host observed no peak memory at the probe's largest size in {tries} gradings: "
-                f"{check.details.get('observed_peak_bytes')}")
+def _require_process_memory_source() -> None:
+    """Skip on a host where a process's memory high-water mark cannot be read and reset at all
+    (no ``/proc/<pid>/status`` ``VmHWM`` or no ``clear_refs``, Linux < 4.0): the host then observes
+    nothing and makes no cross-check. Everywhere else the observation must be made, every time."""
+    if process_memory_watch(os.getpid()).mark() is None:
+        pytest.skip("this host cannot read and reset a process's memory high-water mark "
+                    "(/proc/<pid>/status VmHWM and /proc/<pid>/clear_refs)")
+
+
+def _graded(path: Path, sandbox: str = "process"):
+    """Grade ``path`` (softmax, seed 7) once; the memory probe's check."""
+    card = grade_submission(get_exercise("softmax"), path, sandbox=sandbox, seed=7)
+    return card, _memory_check(card)
 
 
 @pytest.mark.parametrize("kind", sorted(MEMORY_FORGERS))
 def test_forged_low_peak_memory_is_flagged_for_the_interviewer_only(tmp_path: Path, kind: str):
+    _require_process_memory_source()
     path = tmp_path / "forger.py"
     path.write_text(MEMORY_FORGERS[kind])
-    card, check = _graded_until_observed(path)
+    card, check = _graded(path)
+    assert None not in check.details["observed_peak_bytes"], check.details   # every size observed
     assert check.verdict == "passed", check.message            # the forged count passes the probe...
     flag = check.details["interviewer_flag"]                   # ...and the host saw what it hid
     assert min(flag["ratios"]) > MEM_RATIO and flag["observed_peak_bytes"][-1] > 30e6  # 4 x 1024^2 x 8 B
@@ -427,15 +532,55 @@ def test_forged_low_peak_memory_is_flagged_for_the_interviewer_only(tmp_path: Pa
     assert "Interviewer note" not in shown.export_text()
 
 
-def test_honest_quadratic_memory_fails_the_probe_and_is_not_flagged(tmp_path: Path):
+@pytest.mark.parametrize("sandbox", ["process", pytest.param("docker", marks=pytest.mark.docker)])
+def test_honest_quadratic_memory_fails_the_probe_and_is_not_flagged(tmp_path: Path, sandbox: str):
+    if sandbox == "process":
+        _require_process_memory_source()
     path = tmp_path / "pairwise.py"
     path.write_text(HONEST_QUADRATIC)
-    card, check = _graded_until_observed(path)
+    card, check = _graded(path, sandbox)
+    if sandbox == "docker":
+        _require_docker_memory_source(card, check)
     assert check.verdict == "failed" and "grows faster" in check.message
     assert "interviewer_flag" not in check.details
     counted, observed = check.details["candidate"], check.details["observed_peak_bytes"]
-    # the host saw the same 33.5 MB temporary that tracemalloc counted (observation is live)
-    assert observed[-1] is not None and 0.5 * counted[-1] <= observed[-1] <= 2 * counted[-1], (counted, observed)
+    # the host saw, at every size, the temporary that tracemalloc counted (33.5 MB at the largest)
+    assert None not in observed, observed
+    for c, o in zip(counted[-2:], observed[-2:]):
+        assert 0.5 * c <= o <= 2 * c, (counted, observed)
+
+
+@pytest.mark.parametrize("sandbox", ["process", pytest.param("docker", marks=pytest.mark.docker)])
+def test_a_runner_patched_to_skip_the_handshake_gains_nothing(tmp_path: Path, sandbox: str):
+    # Its frames and its exit race the host's reads: each grading either still observes the hidden
+    # 33.5 MB (the tamper flag) or misses the largest sizes (the note): never a silent pass.
+    if sandbox == "process":
+        _require_process_memory_source()
+    path = tmp_path / "skipper.py"
+    path.write_text(HANDSHAKE_SKIPPER)
+    card, check = _graded(path, sandbox)
+    if sandbox == "docker":
+        _require_docker_memory_source(card, check)
+    assert check.verdict == "passed" and card.all_passed, check.message
+    flag = check.details["interviewer_flag"]
+    if "unobserved_sizes" in flag:
+        assert check.message.startswith("Interviewer note: the host could not observe the sandbox's peak memory at "
+                                        "row length="), check.message
+        assert set(flag["unobserved_sizes"]) <= {512, 1024} and flag["unobserved_sizes"]
+    else:
+        assert min(flag["ratios"]) > MEM_RATIO and flag["observed_peak_bytes"][-1] > 30e6
+    candidate = _memory_check(card.candidate_view())
+    assert "interviewer_flag" not in candidate.details and candidate.message == ""
+
+
+def _require_docker_memory_source(card, check) -> None:
+    """Skip where the host cannot read the container's memory cgroup (no known cgroup v1/v2 layout,
+    or cgroup v2 before Linux 6.12, whose ``memory.peak`` cannot be reset): nothing was observed and
+    nothing was missed. Everywhere else the observation must be made."""
+    assert card.sandbox.get("backend") == "docker"
+    if all(v is None for v in check.details.get("observed_peak_bytes", [None])) and \
+            "interviewer_flag" not in check.details:
+        pytest.skip(f"the host could not read the container's memory cgroup under {CGROUP_ROOT}")
 
 
 @pytest.mark.slow
@@ -469,10 +614,10 @@ def test_correct_samples_peak_memory_is_never_flagged(path: Path):
 def test_forged_peak_memory_is_flagged_under_docker(tmp_path: Path):
     path = tmp_path / "forger.py"
     path.write_text(MEMORY_FORGERS["mmap"])
-    card = grade_submission(get_exercise("softmax"), path, sandbox="docker", seed=7)
-    assert card.sandbox.get("backend") == "docker"
-    check = _memory_check(card)
-    assert check.verdict == "passed" and "interviewer_flag" in check.details, check.details
+    card, check = _graded(path, "docker")
+    _require_docker_memory_source(card, check)
+    assert None not in check.details["observed_peak_bytes"], check.details   # every size observed
+    assert check.verdict == "passed" and min(check.details["interviewer_flag"]["ratios"]) > MEM_RATIO, check.details
 
 
 @pytest.mark.docker

@@ -37,6 +37,13 @@ sizes was used by something the counts do not show. Thresholds:
   because a one-off (a library's buffer first touched at one size) is resident afterwards and is
   seen at one size only; a missed observation (a temporary freed before the host's reset) only
   lowers the observed figure, so it can hide a forger but never flags a genuine solution.
+
+The host reads memory at exact frame boundaries, with the runner blocked at each (the frame
+handshake, ``grader.sandbox.observe``), so where the memory source is readable every measured step
+is observed. A step the host could read memory for but did not see (``observed_peak_missed``) means
+the runner did not wait for the host: a submission patched it (or exited early). That gains it
+nothing: ``memory_unobserved_flag`` puts a note for the interviewer on the probe when either of its
+two largest sizes was missed that way, instead of passing it silently.
 """
 
 from __future__ import annotations
@@ -159,4 +166,37 @@ def memory_tamper_flag(sweep: str, sizes: list[int], observed: list[float | None
         "counted_peak_bytes": [float(c) for c in counted], "ratios": ratios,
         "observed_slope": observed_slope, "counted_slope": counted_slope, "ratio_threshold": MEM_RATIO,
         "measurable_bytes": MEM_MEASURABLE_BYTES,
+    }
+
+
+def memory_unobserved_flag(sweep: str, sizes: list[int], observed: list[float | None],
+                           missed: list[bool]) -> dict | None:
+    """An interviewer note for a probe whose two largest sizes the host could not observe although
+    it could read the sandbox's memory: the runner did not hold the frame handshake there.
+
+    Args:
+        sweep: name of the swept size (``seq_len``), for the message.
+        sizes: swept sizes, increasing (at least 2).
+        observed: host-observed peak bytes at each size (None: not observed).
+        missed: at each size, whether a measured step was missed while the memory source was readable
+            (``StepResult.observed_peak_missed``).
+
+    Returns:
+        None when both of the two largest sizes were observed, or a missing one was not missed (no
+        source: nothing to judge); else ``{"message": str, "unobserved_sizes": list[int],
+        "observed_peak_bytes": list}``.
+    """
+    if len(sizes) < 2 or len(observed) != len(sizes) or len(missed) != len(sizes):
+        return None
+    unseen = [sizes[i] for i in (-2, -1) if observed[i] is None and missed[i]]
+    if not unseen:
+        return None
+    where = " and ".join(f"{sweep}={size}" for size in unseen)
+    return {
+        "message": (f"the host could not observe the sandbox's peak memory at {where}: the sandbox did not "
+                    "wait for the host at the step's frame boundaries (the grader's runner always does), "
+                    "so the counted peak memory could not be cross-checked and the runner may have been "
+                    "tampered with"),
+        "unobserved_sizes": unseen,
+        "observed_peak_bytes": [None if v is None else float(v) for v in observed],
     }

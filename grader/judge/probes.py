@@ -26,7 +26,7 @@ from typing import Callable
 
 import numpy as np
 
-from grader.judge.forgery import memory_tamper_flag, tamper_flag
+from grader.judge.forgery import memory_tamper_flag, memory_unobserved_flag, tamper_flag
 from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
 from grader.judge.verdicts import Verdict
 
@@ -303,7 +303,10 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         if quantity == "peak_bytes" and device == "cpu":
             observed = _observed(ctx.candidate_steps, groups, "observed_peak_bytes")
             details["observed_peak_bytes"] = observed
-            flag = memory_tamper_flag(spec.sweep, sizes, observed, candidate)
+            missed = [any(getattr(ctx.candidate_steps.get(s.id), "observed_peak_missed", False) for s in group)
+                      for group in groups]
+            flag = (memory_tamper_flag(spec.sweep, sizes, observed, candidate)
+                    or memory_unobserved_flag(spec.sweep, sizes, observed, missed))
             if flag and outcome.verdict == Verdict.PASSED:
                 details[INTERVIEWER_FLAG] = flag
                 message = f"{INTERVIEWER_NOTE}{flag['message']}."

@@ -41,6 +41,9 @@ class StepResult:
     #: Peak bytes of the sandbox's memory above its usage at the previous frame's arrival, up to this
     #: frame's (host-side, ``grader.sandbox.observe``); None when not observed.
     observed_peak_bytes: int | None = None
+    #: The host could read the sandbox's memory in this run but did not see this step's window
+    #: exactly: the runner did not wait for the host at the step's boundaries (the frame handshake).
+    observed_peak_missed: bool = False
 
 
 @dataclass

@@ -52,6 +52,14 @@ submission's own stdout is redirected to stderr before it is imported)::
 submission), ``import`` (JSON), ``step`` (a zip holding ``report.json`` and ``<key>.npy`` arrays)
 or ``done`` (JSON). Frames are written as each step ends, so steps that finished before a hang or a
 crash still count.
+
+Frame handshake (``runner.py --sync INPUT_DIR``; ``FrameSync``): the host reads the sandbox's memory
+high-water mark at frame boundaries (``grader.sandbox.observe``), so around each measured step the
+runner blocks until the host has acknowledged every frame written so far: before the step starts
+and after its frame is written. An acknowledgement is the host's count of complete frames, 8 bytes
+big-endian, on the runner's stdin (``main`` keeps it on a private descriptor and gives fd 0
+``/dev/null``). Without ``--sync``, or on end of file, an error or ``ACK_TIMEOUT_S`` without an
+answer, the runner stops waiting and goes on (never a hang charged to the candidate).
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ import io
 import json
 import math
 import os
+import select
 import signal
 import sys
 import time
@@ -408,9 +417,13 @@ class PlanExecutor:
                             else {"kind": "none", "note": "no gradient reached this input"})
         return grads
 
-    def run(self, emit: Callable[[dict, dict[str, np.ndarray]], None]) -> None:
-        """Run every step in order, calling ``emit(report, arrays)`` after each."""
+    def run(self, emit: Callable[[dict, dict[str, np.ndarray]], None],
+            before: Callable[[dict], None] | None = None) -> None:
+        """Run every step in order, calling ``before(step)`` (if given) before each and
+        ``emit(report, arrays)`` after each."""
         for step in self.plan["steps"]:
+            if before is not None:
+                before(step)
             report, out = self.run_step(step)
             emit(report, out)
 
@@ -587,6 +600,58 @@ def write_frame(channel, kind: str, payload: bytes) -> None:
     channel.flush()
 
 
+#: Command-line flag asking for the frame handshake (the sandboxes pass it; see the module docstring).
+SYNC_FLAG = "--sync"
+#: Bytes of one acknowledgement: the host's count of complete frames, unsigned big-endian.
+ACK_BYTES = 8
+#: Seconds the runner waits for one acknowledgement before it stops waiting for the rest of the run.
+ACK_TIMEOUT_S = 10.0
+
+
+class FrameSync:
+    """The runner's side of the frame handshake: counts the frames it writes and waits, when asked,
+    until the host has acknowledged all of them.
+
+    Args:
+        channel: the binary result channel.
+        fd: the descriptor acknowledgements arrive on (None: no handshake, ``wait`` returns at once).
+    """
+
+    def __init__(self, channel, fd: int | None):
+        self.channel, self.fd = channel, fd
+        self.written = 0
+        self.acked = 0
+        self._pending = b""
+
+    def write(self, kind: str, payload: bytes) -> None:
+        """Write one frame (``write_frame``) and count it."""
+        write_frame(self.channel, kind, payload)
+        self.written += 1
+
+    def wait(self) -> None:
+        """Block until the host acknowledged every frame written so far. On end of file, a read
+        error, a malformed acknowledgement or ``ACK_TIMEOUT_S`` without one, stop waiting for good."""
+        deadline = time.monotonic() + ACK_TIMEOUT_S
+        while self.fd is not None and self.acked < self.written:
+            left = deadline - time.monotonic()
+            try:
+                ready = select.select([self.fd], [], [], max(left, 0.0))[0] if left > 0 else []
+                data = os.read(self.fd, 4096) if ready else b""
+            except (OSError, ValueError):
+                data = b""
+            if not data:
+                self.fd = None  # the host is gone, never answers, or the descriptor broke: go on alone
+                return
+            self._pending += data
+            while len(self._pending) >= ACK_BYTES:
+                count = int.from_bytes(self._pending[:ACK_BYTES], "big")
+                self._pending = self._pending[ACK_BYTES:]
+                if count > self.written:
+                    self.fd = None  # an acknowledgement of frames never written: not the host's
+                    return
+                self.acked = max(self.acked, count)
+
+
 def load_submission(path: str, module_name: str = "submission"):
     """Import the file at ``path`` as a module named ``module_name``."""
     spec = importlib.util.spec_from_file_location(module_name, path)
@@ -607,12 +672,25 @@ def _disarm_step_timers() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Sandbox entry point: ``python runner.py INPUT_DIR``. Returns the process exit code."""
+    """Sandbox entry point: ``python runner.py [--sync] INPUT_DIR``. Returns the process exit code."""
     argv = sys.argv[1:] if argv is None else argv
-    input_dir = argv[0]
+    sync_frames = argv[:1] == [SYNC_FLAG]
+    input_dir = argv[1] if sync_frames else argv[0]
     # The result channel is our original stdout; from here on fd 1 goes where stderr goes, so
     # nothing the submission prints can be mistaken for a frame.
     channel = os.fdopen(os.dup(1), "wb", buffering=0)
+    # Acknowledgements of the frame handshake arrive on stdin: kept on a private descriptor (made
+    # after the channel's), and the submission's stdin reads end of file as before.
+    ack_fd = None
+    if sync_frames:
+        try:
+            ack_fd = os.dup(0)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            os.close(null)
+        except OSError:  # no stdin at all: no handshake
+            pass
+    sync = FrameSync(channel, ack_fd)
     sys.stdout.flush()
     sys.stderr.flush()
     # fd 1 and fd 2 now go through a pipe that tags what is printed by step (OutputCapture); all of
@@ -633,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
     submission_path = os.path.join(input_dir, "submission.py")
     # Everything of the runner is ready: from here on, a process that ends without an ``import``
     # frame was ended by the submission, not by the grader.
-    write_frame(channel, "started", json.dumps({"pid": os.getpid()}).encode())
+    sync.write("started", json.dumps({"pid": os.getpid()}).encode())
 
     attempts: list[str] = []
     sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))
@@ -649,20 +727,27 @@ def main(argv: list[str] | None = None) -> int:
         import_report["exception"] = describe_exception(exc, submission_path)
     import_report["seconds"] = time.perf_counter() - start
     import_report["printed"] = capture.cut()
-    write_frame(channel, "import", json.dumps(import_report).encode())
+    sync.write("import", json.dumps(import_report).encode())
     if module is None:
-        write_frame(channel, "done", json.dumps({"forbidden_imports": attempts}).encode())
+        sync.write("done", json.dumps({"forbidden_imports": attempts}).encode())
         return 0
 
     executor = PlanExecutor(plan, arrays, module, module_file=submission_path, use_alarm=True)
+    measured = {s["id"] for s in plan["steps"] if s.get("measure")}
+
+    def before(step):
+        if step["id"] in measured:  # the host has marked the memory at the frame before this step
+            sync.wait()
 
     def emit(report, out):
         report["forbidden_imports"] = list(attempts)
         report["printed"] = capture.cut()
-        write_frame(channel, "step", encode_step_frame(report, out))
+        sync.write("step", encode_step_frame(report, out))
+        if report.get("id") in measured:  # ...and at its own frame, before anything else runs
+            sync.wait()
 
-    executor.run(emit)
-    write_frame(channel, "done", json.dumps({"forbidden_imports": attempts}).encode())
+    executor.run(emit, before)
+    sync.write("done", json.dumps({"forbidden_imports": attempts}).encode())
     return 0
 
 
@@ -679,7 +764,8 @@ def wait_for_job(runtime: str, argv: list[str]) -> int:
     before the result channel starts), then blocks reading a line from
     stdin. The host writes the job's files into INPUT_DIR before it sends that line; on end of file
     instead (the pool drained it) the runner exits without running anything. Once the job is here,
-    stdin becomes ``/dev/null`` (as in a cold run) and ``main`` runs exactly as it would cold.
+    ``main`` runs exactly as it would cold (``argv`` may start with ``--sync``: the handshake's
+    acknowledgements then follow the line on stdin, which is read unbuffered so none is taken early).
     """
     if runtime == "torch":
         _torch().set_num_threads(1)
@@ -689,10 +775,15 @@ def wait_for_job(runtime: str, argv: list[str]) -> int:
     elif runtime != "numpy":
         raise SystemExit(f"unknown runtime {runtime!r}")
     os.write(1, READY_LINE)  # read by the host before anything else on the result channel
-    line = sys.stdin.buffer.readline()
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
+    line = b""
+    while not line.endswith(b"\n") and len(line) < 64:
+        try:
+            byte = os.read(0, 1)
+        except OSError:
+            byte = b""
+        if not byte:
+            break
+        line += byte
     if line.strip() != b"go":
         return 0
     return main(argv)

@@ -15,7 +15,12 @@ folder whose files are mode 0444 in a 0555 folder: nothing the container does ca
 Results come back on the container's stdout (the runner's result channel; the submission's own
 output goes to stderr), read while the container runs through one attach stream, byte-counted,
 capped, and decoded with ``grader.run.channel.decode_stream`` (no pickle; ``.npy`` headers and zip sizes
-are checked before anything is loaded). The host owns the wall clock: at the deadline (with the load
+are checked before anything is loaded). The stream is the attach socket (stdin, stdout, stderr),
+attached before the container starts; stdin carries the frame handshake's acknowledgements
+(``grader.sandbox.observe``: the host reads the container's memory cgroup at exact frame boundaries
+around each measured step), sent non-blocking (``SocketAcks``), and the container is created with
+stdin open and the engine's ``StdinOnce``, so the runner reads end of file once the host's
+connection closes. The host owns the wall clock: at the deadline (with the load
 allowance of ``grader.sandbox.deadline``, from the container's cgroup CPU time: a container starved
 of CPU by a loaded host is not charged a timeout), or when the output runs far past its cap, the
 container is killed; it is removed in a ``finally`` (also on
@@ -54,12 +59,12 @@ from docker.types import LogConfig, Mount, Ulimit
 from docker.utils.socket import STDERR, STDOUT, frames_iter
 
 from grader.run.channel import decode_stream, display_text
-from grader.run.runner import READY_LINE
+from grader.run.runner import READY_LINE, SYNC_FLAG
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.deadline import BACKSTOP_FACTOR, wait_for_run
 from grader.sandbox.image import CONTAINER_LABEL, image_name
-from grader.sandbox.observe import CpuTimeline, attach_observed, cgroup_cpu_source, cgroup_memory_watch
+from grader.sandbox.observe import CpuTimeline, FrameSync, attach_observed, cgroup_cpu_source, cgroup_memory_watch
 
 log = logging.getLogger("grader.sandbox.docker")
 
@@ -133,14 +138,14 @@ def runtime_name() -> str | None:
     return os.environ.get(RUNTIME_ENV) or None
 
 
-def container_options(limits: Limits, input_dir: str, runtime: str | None = None, *,
-                      wait_for_job: bool = False) -> dict:
-    """Keyword arguments of ``containers.create`` that isolate one run (hardening and limits).
+def container_options(limits: Limits, input_dir: str, runtime: str | None = None) -> dict:
+    """Keyword arguments of ``containers.create`` that isolate one run (hardening and limits), the
+    same for cold and warm containers.
 
-    ``runtime`` (e.g. ``runsc``) is passed through to the engine when given. ``wait_for_job`` (a warm
-    container): stdin is kept open for the host's ``go`` line, with ``StdinOnce`` (the SDK sets it
-    when ``detach`` is False at creation), so the runner reads end of file once the grader's attach
-    connection closes; every hardening flag and limit is the same either way.
+    ``runtime`` (e.g. ``runsc``) is passed through to the engine when given. Stdin is kept open for
+    the host's ``go`` line (warm) and the frame handshake's acknowledgements, with ``StdinOnce`` (the
+    SDK sets it when ``detach`` is False at creation), so the runner reads end of file once the
+    grader's attach connection closes.
     """
     tmpfs = tmpfs_bytes(limits)
     memory = container_memory_bytes(limits)
@@ -170,9 +175,9 @@ def container_options(limits: Limits, input_dir: str, runtime: str | None = None
         "working_dir": "/tmp",
         "hostname": "sandbox",
         "log_config": LogConfig(type="json-file", config={"max-size": LOG_MAX_SIZE, "max-file": "1"}),
-        "stdin_open": wait_for_job,
+        "stdin_open": True,
         "tty": False,
-        "detach": not wait_for_job,
+        "detach": False,
     }
 
 
@@ -201,7 +206,7 @@ class _StreamPump(threading.Thread):
                 if out:
                     self.results.feed(out)
                     if self.timeline is not None:
-                        self.timeline.sample(self.results.total)
+                        self.timeline.arrived(out, self.results.total)
                 if err:
                     self.output.feed(err)
                 if self.overflow is None:
@@ -448,7 +453,7 @@ class DockerSandbox:
             container = self.client.containers.create(
                 self.image.id, command, name=name,
                 labels={CONTAINER_LABEL: "1", DEADLINE_LABEL: f"{deadline:.0f}", OWNER_LABEL: _owner()},
-                **container_options(limits, input_dir, self.runtime, **({"wait_for_job": True} if warm else {})))
+                **container_options(limits, input_dir, self.runtime))
         except ImageNotFound as exc:
             raise SandboxUnavailable(f"the image {self.image.id} is gone: {_short(exc)}") from exc
         with _ACTIVE_LOCK:
@@ -458,7 +463,7 @@ class DockerSandbox:
     def _run_in(self, input_dir: str, limits: Limits) -> SandboxRun:
         with _SigtermUnwinds():
             try:
-                container = self._create([], input_dir, limits, waits_s=0.0)
+                container = self._create([SYNC_FLAG], input_dir, limits, waits_s=0.0)
             except (DockerException, requests.RequestException) as exc:
                 raise SandboxUnavailable(f"the engine could not create a container: {_short(exc)}") from exc
             try:
@@ -469,16 +474,19 @@ class DockerSandbox:
                 _remove(container)
 
     def _attend(self, container, limits: Limits) -> SandboxRun:
-        """Start ``container``, stream its output until it exits or must be killed, report."""
-        stream = container.attach(stdout=True, stderr=True, stream=True, logs=True, demux=True)
-        timeline = CpuTimeline(cgroup_cpu_source(container.id), memory=cgroup_memory_watch(container.id))
-        pump = _StreamPump(stream, limits, timeline)
+        """Attach to ``container`` (stdin for the handshake, stdout and stderr), start it, stream its
+        output until it exits or must be killed, report."""
+        sock = self.client.api.attach_socket(container.id, params={"stdin": 1, "stdout": 1, "stderr": 1,
+                                                                   "stream": 1})
+        acks = SocketAcks(sock)
+        acks.raw.settimeout(None)  # the host's wall clock (``_watch``) bounds the run, not the socket
+        pump = _StreamPump(_demux(sock), limits, _timeline(container.id, acks))
         pump.start()
         try:
             container.start()
             return self._watch(container, pump, limits, time.monotonic())
         finally:
-            stream.close()
+            acks.close()
 
     def _watch(self, container, pump: _StreamPump, limits: Limits, start: float) -> SandboxRun:
         """Wait (from ``start``, ``time.monotonic()`` seconds) until ``container`` exits or must be
@@ -570,7 +578,7 @@ class DockerSandbox:
             os.chmod(input_dir, 0o755)  # the host adds the job later; the container's mount is read-only
             for name, path in (("runner.py", RUNNER_PATH), ("instruments.py", INSTRUMENTS_PATH)):
                 _write_readonly(os.path.join(input_dir, name), path.read_bytes())
-            container = self._create(["--wait", runtime], input_dir, limits, waits_s=WARM_MAX_WAIT_S)
+            container = self._create(["--wait", runtime, SYNC_FLAG], input_dir, limits, waits_s=WARM_MAX_WAIT_S)
             sock = self.client.api.attach_socket(container.id, params={
                 "stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
             raw = getattr(sock, "_sock", sock)
@@ -646,6 +654,48 @@ def _write_readonly(path: str, data: bytes) -> None:
     os.chmod(path, 0o444)
 
 
+class SocketAcks:
+    """An attach socket's stdin half, for the frame handshake's acknowledgements
+    (``observe.FrameSync``): each sent without blocking (a runner that never reads cannot stall the
+    host's reader; one that does not fit is dropped); closed once, under a lock, with the socket.
+
+    Attributes:
+        sock, raw: the SDK's socket wrapper and the socket under it.
+    """
+
+    def __init__(self, sock):
+        self.sock, self.raw = sock, getattr(sock, "_sock", sock)
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def send(self, data: bytes) -> None:
+        """Send ``data`` if it fits now; drop it otherwise (never raises)."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self.raw.send(data, socket.MSG_DONTWAIT)
+            except OSError:  # full (the runner does not read), or the connection is gone
+                pass
+
+    def close(self) -> None:
+        """Close the socket (idempotent): the container's stdin reads end of file (``StdinOnce``)."""
+        with self._lock:
+            self._closed = True
+            for closing in (self.raw.close, self.sock.close):
+                try:
+                    closing()
+                except OSError:
+                    pass
+
+
+def _timeline(container_id: str, acks: SocketAcks) -> CpuTimeline:
+    """The host's observation of a container (cgroup CPU time and memory), acknowledging frames on
+    its stdin."""
+    return CpuTimeline(cgroup_cpu_source(container_id), memory=cgroup_memory_watch(container_id),
+                       sync=FrameSync(acks.send))
+
+
 def _demux(sock):
     """``(stdout, stderr)`` chunks of an attach socket's multiplexed stream (no tty)."""
     for stream_id, data in frames_iter(sock, False):
@@ -671,14 +721,14 @@ class WarmContainer:
 
     def __init__(self, container, sock, root: str, limits: Limits, runtime: str):
         self.container, self.sock, self.root, self.limits, self.runtime = container, sock, root, limits, runtime
-        self.raw = getattr(sock, "_sock", sock)
+        self.acks = SocketAcks(sock)
+        self.raw = self.acks.raw
         self.used = False
         self.started = time.monotonic()
         self.ready = threading.Event()
         self._discarded = False
         self._lock = threading.Lock()
-        self.pump = _StreamPump(self._chunks(), limits, CpuTimeline(cgroup_cpu_source(container.id),
-                                                                   memory=cgroup_memory_watch(container.id)))
+        self.pump = _StreamPump(self._chunks(), limits, _timeline(container.id, self.acks))
 
     def _chunks(self):
         """The socket's chunks with the runner's ready line taken off the front of stdout (anything
@@ -728,11 +778,7 @@ class WarmContainer:
         except (DockerException, requests.RequestException):
             pass  # the sweep removes it (owner gone or deadline passed)
         finally:
-            for closing in (self.raw.close, self.sock.close):
-                try:
-                    closing()
-                except OSError:
-                    pass
+            self.acks.close()
             self.pump.join(timeout=KILL_GRACE_S)
             shutil.rmtree(self.root, ignore_errors=True)
             with _ACTIVE_LOCK:

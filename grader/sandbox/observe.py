@@ -27,20 +27,32 @@ arrival up to its own, less the usage read at the previous frame's arrival. Sour
   per-descriptor reset needs Linux >= 6.12) and ``memory.current``; same layouts as for CPU. cgroup
   v1 usage counts page cache too and is charged in batches of up to 256 kB per CPU.
 
-What the observation cannot see: a temporary allocated and freed entirely between the runner
-writing the previous frame and the host's reset (a window of the reader thread's wake-up, well
-under a millisecond on an idle host, longer under load); memory that is reserved but never touched
-(``np.empty``, ``np.zeros``: pages are resident once written). Both only make the observed peak
-lower, which the cross-check (``grader.judge.forgery``) never flags. When a chunk of the result
-stream runs past the end of a frame, the step after that frame is left unobserved (its work may
-have happened before the host's reset). The other side of such a boundary is kept: the step's mark
-then also holds the peak of the step after it (which ran before the host read the frame). Requiring
-exact boundaries there too would leave most large frames (over the pipe's 64 kB, or coalesced by
-the Docker engine) unobserved; instead the memory flag needs the excess at the two largest sizes
-of a sweep. A probe's steps follow each other, so a chunk running past the second-largest size's
-frame leaves the largest unobserved (no flag); a false flag would need the step after the largest
-to hold over 16 MiB and 8 times the probe's count, and the second-largest to show 8 times its own
-count on its own. CPU time has the same boundary rule (``CpuTimeline.at``).
+Frame-synchronous observation (the handshake, ``runner.FrameSync`` and ``FrameSync`` here). A
+measured step is observed only when the host read the memory exactly at the frame before it and
+exactly at its own frame. Reading whenever bytes happened to arrive was not enough: a chunk of the
+stream that ran past a frame merged two steps, and the runner, which exits right after its last
+frames, was usually gone (``VmHWM`` of a zombie, or a removed cgroup, cannot be read) before the
+host read the probe's largest size, so that size went unobserved in most gradings. So the host
+follows the frame boundaries in the stream, and each time a chunk ends exactly at one it marks the
+memory (and samples CPU time), then acknowledges the count of frames it has seen; the runner, around
+every measured step, waits until all its frames are acknowledged: before the step starts and after
+its frame. The step's window then runs from the host's mark at the previous frame to its mark at
+the step's own frame, with the runner alive and blocked at both ends. The acknowledgement travels on
+the runner's stdin: a pipe under the process backend, the attach socket's stdin under docker (cold
+and warm containers alike; ``StdinOnce``). It costs one wake-up of each side per measured step
+(tens of microseconds on an idle host); the host writes it non-blocking, so a runner that never
+reads them cannot stall the host's reader. Alternatives rejected: sampling on a timer misses short
+peaks (a temporary that lives between two samples), while a high-water mark reset at exact
+boundaries misses nothing inside the window.
+
+The runner is inside the sandbox: a submission can patch it to skip the handshake (or exit early,
+or write frames in pieces). It gains nothing by it: a step whose window the host did not see exactly
+while its memory source was readable is marked ``observed_peak_missed``, and a probe whose largest
+sizes were missed this way carries an interviewer note (``grader.judge.forgery.memory_unobserved_flag``).
+What the observation still cannot see: memory that is reserved but never touched (``np.empty``,
+``np.zeros``: pages are resident once written), and work done outside the step's window altogether
+(at import, say, before any measured step): both only make the observed peak lower, which the
+cross-check never flags.
 
 When no source can be read, nothing is attached and no cross-check is made (never a false flag).
 """
@@ -52,6 +64,7 @@ import threading
 from typing import Callable
 
 from grader.run.channel import RunResults
+from grader.run.runner import ACK_BYTES, FRAME_MAGIC
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -277,20 +290,85 @@ def cgroup_memory_watch(container_id: str, root: str = CGROUP_ROOT) -> MemoryWat
     return MemoryWatch(lambda: call(0), lambda: bool(call(1)), lambda: call(2))
 
 
+class FrameSync:
+    """The host's side of the frame handshake: follows frame boundaries in the result stream and
+    acknowledges each boundary the stream ends on exactly (see the module docstring).
+
+    Args:
+        send: writes an acknowledgement to the runner (never blocks; errors are its own to swallow);
+            None: boundaries are followed but nothing is sent.
+    """
+
+    #: Longest frame header accepted (``@@GRADER-FRAME <kind> <nbytes>\n``); past it, the stream is
+    #: not the runner's and following stops.
+    MAX_HEADER = 128
+
+    def __init__(self, send: Callable[[bytes], None] | None = None):
+        self.send = send
+        self.frames = 0
+        self.broken = False
+        self._header = b""
+        self._left: int | None = None  # payload bytes still to come; None: reading a header
+
+    def feed(self, chunk: bytes) -> bool:
+        """Follow ``chunk``; True when the stream now ends exactly at the end of a frame."""
+        i, n = 0, len(chunk)
+        while i < n and not self.broken:
+            if self._left is None:
+                j = chunk.find(b"\n", i, i + self.MAX_HEADER + 1)
+                if j < 0:
+                    self._header += chunk[i:]
+                    self.broken = len(self._header) > self.MAX_HEADER
+                    return False
+                parts = (self._header + chunk[i:j]).split(b" ")
+                self._header, i = b"", j + 1
+                if len(parts) != 3 or parts[0] != FRAME_MAGIC or not parts[2].isdigit():
+                    self.broken = True
+                    return False
+                self._left = int(parts[2])
+            take = min(self._left, n - i)
+            i += take
+            self._left -= take
+            if self._left == 0:
+                self._left = None
+                self.frames += 1
+        return bool(n) and not self.broken and self._left is None and not self._header
+
+    def ack(self) -> None:
+        """Send the count of complete frames (``runner.ACK_BYTES`` bytes, big-endian)."""
+        if self.send is not None:
+            try:
+                self.send(self.frames.to_bytes(ACK_BYTES, "big"))
+            except Exception:  # noqa: BLE001 - an observation must never break a run
+                self.send = None
+
+
 class CpuTimeline:
     """Samples ``(bytes of the result stream received so far, CPU seconds of the sandbox)`` and, with
     a ``memory`` watch, ``(bytes received, peak bytes since the previous sample, bytes in use)``.
 
-    ``sample(total_bytes)`` is called by the reader thread right after each chunk of the result
-    stream arrives; ``source`` returns the sandbox's CPU seconds (None: unreadable, not recorded).
+    The reader thread calls ``arrived(chunk, total_bytes)`` right after each chunk of the result
+    stream arrives: it samples (``sample``) and, with a ``sync`` (``FrameSync``), acknowledges the
+    frames once the chunk ends exactly at a frame boundary, after the sample. ``source`` returns the
+    sandbox's CPU seconds (None: unreadable, not recorded).
     """
 
-    def __init__(self, source: Callable[[], float | None] | None, memory: MemoryWatch | None = None):
+    def __init__(self, source: Callable[[], float | None] | None, memory: MemoryWatch | None = None,
+                 sync: FrameSync | None = None):
         self.source = source
         self.memory = memory
+        self.sync = sync
         self.samples: list[tuple[int, float]] = []
         self.memory_samples: list[tuple[int, int, int]] = []
         self._lock = threading.Lock()
+
+    def arrived(self, chunk: bytes, total_bytes: int) -> None:
+        """Sample after ``chunk`` arrived (the stream now holds ``total_bytes``); acknowledge the
+        frames if it ends exactly at a frame's end (never raises)."""
+        boundary = self.sync is not None and self.sync.feed(chunk)
+        self.sample(total_bytes)
+        if boundary:
+            self.sync.ack()
 
     def sample(self, total_bytes: int) -> None:
         """Record the CPU seconds (and the memory mark) now against ``total_bytes`` received (never
@@ -317,18 +395,25 @@ class CpuTimeline:
 
     def peak_between(self, start: int, end: int) -> int | None:
         """Observed peak bytes above the usage at the sample taken when the stream held exactly
-        ``start`` bytes, up to the first sample holding ``end`` bytes; None when no sample ended
-        exactly at ``start`` (a chunk ran past it), or none reached ``end`` after it."""
+        ``start`` bytes, up to the sample taken when it held exactly ``end`` bytes; None when either
+        boundary was not sampled exactly (a chunk ran past it, or the source could no longer be read:
+        the runner did not wait for the host there)."""
         with self._lock:
             samples = list(self.memory_samples)
         first = next((i for i, s in enumerate(samples) if s[0] >= start), None)
         if first is None or samples[first][0] != start:
             return None
         last = next((i for i, s in enumerate(samples) if s[0] >= end), None)
-        if last is None or last <= first:
+        if last is None or last <= first or samples[last][0] != end:
             return None
         peak = max(s[1] for s in samples[first + 1:last + 1])
         return max(0, peak - samples[first][2])
+
+    @property
+    def memory_readable(self) -> bool:
+        """Whether the memory source was read at least once in this run."""
+        with self._lock:
+            return bool(self.memory_samples)
 
     def at(self, offset: int) -> float | None:
         """CPU seconds sampled when the stream first held ``offset`` bytes, or None if never sampled."""
@@ -349,11 +434,16 @@ def attach_observed(results: RunResults, timeline: CpuTimeline) -> None:
 def attach_observed_memory(results: RunResults, timeline: CpuTimeline) -> None:
     """Set each decoded step's ``observed_peak_bytes``: the sandbox's peak memory above its usage at
     the arrival of the frame before it, up to the arrival of its own (see ``CpuTimeline.peak_between``;
-    host-side, nothing read from the frames but their boundaries). Unobserved steps keep None."""
+    host-side, nothing read from the frames but their boundaries). Unobserved steps keep None; those
+    unobserved although the memory source was readable in this run get ``observed_peak_missed``
+    (under the handshake that happens only when the runner did not wait for the host)."""
+    readable = timeline.memory_readable
     previous = None
     for kind, step_id, end in results.frame_ends:
         if kind == "step" and step_id in results.steps and previous is not None:
-            results.steps[step_id].observed_peak_bytes = timeline.peak_between(previous, end)
+            step = results.steps[step_id]
+            step.observed_peak_bytes = timeline.peak_between(previous, end)
+            step.observed_peak_missed = readable and step.observed_peak_bytes is None
         previous = end
 
 

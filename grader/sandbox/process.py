@@ -10,6 +10,10 @@ the invoking user. Always: rlimits on CPU seconds, address space, file size, ope
 processes; a scratch working folder; a scrubbed environment; its own session (killed as a group).
 Isolation is weaker than Docker's (shared kernel, process table and read-only view of the host's
 world-readable files) and the scorecard says what was in force; ``--require-isolation`` refuses it.
+
+The runner's stdin is a pipe from the host (``AckPipe``): a warm runner's ``go`` line, then the frame
+handshake's acknowledgements (``grader.sandbox.observe``); the runner keeps it on a private
+descriptor and gives the submission ``/dev/null`` as stdin.
 """
 
 from __future__ import annotations
@@ -27,11 +31,12 @@ import time
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
-from grader.run.runner import READY_LINE
+from grader.run.runner import READY_LINE, SYNC_FLAG
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.deadline import wait_for_run
-from grader.sandbox.observe import CpuTimeline, attach_observed, process_memory_watch, process_tree_cpu_seconds
+from grader.sandbox.observe import (CpuTimeline, FrameSync, attach_observed, process_memory_watch,
+                                    process_tree_cpu_seconds)
 
 NOBODY_UID = 65534
 #: Environment variables passed through: they pick correct OpenBLAS kernels on some CPUs.
@@ -44,11 +49,12 @@ class CappedReader(threading.Thread, CappedBuffer):
     Draining continues past the cap so the writer never blocks on a full pipe.
     """
 
-    def __init__(self, stream, cap: int, timeline: CpuTimeline | None = None):
+    def __init__(self, stream, cap: int, timeline: CpuTimeline | None = None, acks: "AckPipe | None" = None):
         threading.Thread.__init__(self, daemon=True)
         CappedBuffer.__init__(self, cap)
         self.stream = stream
         self.timeline = timeline  # sampled after each chunk (the host's CPU-time observation)
+        self.acks = acks  # the runner's stdin, where the timeline acknowledges frames
 
     def run(self) -> None:  # noqa: D102
         fd = self.stream.fileno()
@@ -61,7 +67,39 @@ class CappedReader(threading.Thread, CappedBuffer):
                 break
             self.feed(chunk)
             if self.timeline is not None:
-                self.timeline.sample(self.total)
+                self.timeline.arrived(chunk, self.total)
+
+
+class AckPipe:
+    """The host's end of the runner's stdin, for the frame handshake's acknowledgements
+    (``observe.FrameSync``): written non-blocking (a runner that never reads cannot stall the host's
+    reader; an acknowledgement that does not fit is dropped), closed once under a lock so that a late
+    acknowledgement never reaches a descriptor number reused since."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.fd: int | None = stream.fileno()
+        self._lock = threading.Lock()
+        os.set_blocking(self.fd, False)
+
+    def send(self, data: bytes) -> None:
+        """Write ``data`` if it fits now; drop it otherwise (never raises)."""
+        with self._lock:
+            if self.fd is None:
+                return
+            try:
+                os.write(self.fd, data)
+            except OSError:  # full (the runner does not read), or the runner is gone
+                pass
+
+    def close(self) -> None:
+        """Close the pipe (idempotent): the runner reads end of file."""
+        with self._lock:
+            self.fd = None
+            try:
+                self.stream.close()
+            except OSError:
+                pass
 
 
 LAUNCHER_PATH = Path(__file__).resolve().parent / "launch.py"
@@ -213,19 +251,21 @@ class ProcessSandbox:
         """
         input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
         argv = [self.python, "-I", os.path.join(input_dir, "runner.py")]
-        argv += (["--wait", wait_for_job] if wait_for_job else []) + [input_dir]
+        argv += (["--wait", wait_for_job] if wait_for_job else []) + [SYNC_FLAG, input_dir]
         cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
                              self._drop_user)
         try:
             proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], cwd=scratch,
                                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
-                                    stdin=subprocess.PIPE if wait_for_job else subprocess.DEVNULL,
+                                    stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, start_new_session=True, close_fds=True)
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
-        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid), memory=process_memory_watch(proc.pid))
-        readers = (CappedReader(proc.stdout, limits.result_bytes, timeline),
+        acks = AckPipe(proc.stdin)  # the go line (warm) and the frame handshake's acknowledgements
+        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid), memory=process_memory_watch(proc.pid),
+                               sync=FrameSync(acks.send))
+        readers = (CappedReader(proc.stdout, limits.result_bytes, timeline, acks),
                    CappedReader(proc.stderr, limits.output_bytes))
         readers[1].start()
         if not wait_for_job:
@@ -268,9 +308,8 @@ class ProcessSandbox:
             _write_job(os.path.join(warm.root, "input"), job)
             start = time.monotonic()
             try:
-                warm.proc.stdin.write(b"go\n")
-                warm.proc.stdin.close()
-            except (BrokenPipeError, OSError) as exc:
+                os.write(warm.proc.stdin.fileno(), b"go\n")  # stdin stays open: the handshake's acks follow
+            except (OSError, ValueError) as exc:
                 warm.discard()
                 return SandboxRun(results=decode_stream(b""), infrastructure_error=(
                     f"the warm sandbox had ended before its job arrived ({type(exc).__name__})"))
@@ -301,6 +340,7 @@ class ProcessSandbox:
             except (ProcessLookupError, PermissionError):
                 pass
             proc.wait()
+            readers[0].acks.close()
         # A daemon that left the session may hold the pipes open: do not wait on it forever.
         if ready_thread is not None:
             ready_thread.join(timeout=5)  # it starts the result channel's reader
@@ -408,6 +448,7 @@ class WarmProcess:
         for reader in self.readers:
             if reader.ident is not None:
                 reader.join(timeout=5)
+        self.readers[0].acks.close()
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             try:
                 stream.close()
