@@ -28,7 +28,7 @@ Ctrl-C, SIGTERM and grader exceptions), and leftovers of crashed graders are swe
 
 Warm containers (``start_warm``/``run_warm``, used by ``grader.sandbox.pool.WarmPool``): the same
 container, created with the same ``container_options`` and started ahead of its job as
-``runner.py --wait numpy|torch INPUT_DIR``, its runtime imported and blocked reading its stdin
+``runner.py --wait numpy|torch --sync INPUT_DIR``, its runtime imported and blocked reading its stdin
 (``stdin_open``, with the engine's ``StdinOnce``: when the grader's attach connection closes, even by
 a ``kill -9``, the runner reads end of file and exits without running anything). The input folder is
 bind-mounted read-only from a host folder that holds only the runner until the host writes the
@@ -554,8 +554,8 @@ class DockerSandbox:
 
     def start_warm(self, runtime: str, limits: Limits) -> WarmContainer:
         """Create and start a container ahead of its job: ``container_options(limits, ...)`` as a cold
-        run has them (``wait_for_job``: stdin open, ``StdinOnce``), running ``runner.py --wait
-        RUNTIME INPUT_DIR`` (``runtime``: ``numpy`` or ``torch``, imported while it waits), attached
+        run has them (stdin open, ``StdinOnce``), running ``runner.py --wait RUNTIME --sync
+        INPUT_DIR`` (``runtime``: ``numpy`` or ``torch``, imported while it waits), attached
         through one socket (stdin in, stdout/stderr out) whose pump runs from the start. Give it
         exactly one job with ``run_warm``, or ``discard`` it.
 
