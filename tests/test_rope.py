@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
+from mutant_helpers import assert_named_as
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import build_plan, run_in_process
 from grader.judge.judges import JudgeContext
@@ -245,3 +246,17 @@ def test_an_array_fails_the_torch_track(tmp_path):
     assert "values" not in failed(outcomes)
     assert "should be a torch.Tensor (this is the PyTorch track), got a NumPy array" in \
         messages(outcomes, "dtype_preserved")
+
+
+def test_positions_cast_to_half_precision_are_caught_after_a_long_cache_and_named(tmp_path):
+    """Positions cast to x's dtype before the angles (bfloat16 holds integers exactly up to 256,
+    float16 up to 2048) scored full marks while every half-precision case stayed below position 109;
+    the case at positions 3001..3005 rounds them (3001 -> 3000 in float16, 3008 in bfloat16), and
+    replay names the mistake in a style the bank's patch never saw."""
+    assert torch.tensor([3001]).to(torch.float16).item() == 3000.0
+    assert torch.tensor([3001]).to(torch.bfloat16).item() == 3008.0
+    source = (ROOT / "submissions" / "samples" / "rope" / "correct_half_tables_outer.py").read_text()
+    old, new = "pos = torch.as_tensor(positions).to(wt)", "pos = torch.as_tensor(positions).to(x.dtype).to(wt)"
+    assert source.count(old) == 1
+    card = assert_named_as(get_exercise("rope"), source.replace(old, new), "positions_in_half_precision", tmp_path)
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"half_precision"}

@@ -291,6 +291,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     for dtype in halves:
         c.add("half_precision", rng, (2, 2, 6, 16), dtype=dtype, offset=5)
         c.add("half_precision", rng, (3, 9, 8), dtype=dtype, offset=100)
+    # its own stream, so the cases after it keep their inputs: positions past the integers that half
+    # precision holds exactly (bfloat16 up to 256, float16 up to 2048), so positions cast to x's dtype
+    # before the angles are formed are rounded (the contract forms them at float32 for half inputs)
+    far = np.random.default_rng([public_seed, 47])
+    for dtype in halves:
+        c.add("half_precision", far, (2, 5, 16), dtype=dtype, offset=3001, note="positions 3001..3005 after a cache")
     for dtype in ("float32", "float64", *halves):
         c.add("dtype_preserved", rng, (2, 3, 8), dtype=dtype, judge=dtype_preserved())
     c.relative("relative_position", rng, (2, 2), 4, 6, 8, shift=97)
