@@ -59,6 +59,9 @@ def test_container_options_harden_every_run(tmp_path):
     assert opts["log_config"]["Type"] == "json-file" and opts["log_config"]["Config"]["max-size"]
     (mount,) = opts["mounts"]
     assert mount["ReadOnly"] is True and mount["Type"] == "bind" and mount["Source"] == str(tmp_path)
+    # stdin open, attached (not detached: the SDK then sets StdinOnce): the frame handshake's
+    # acknowledgements reach the runner there, and it reads end of file once the host's socket closes
+    assert opts["stdin_open"] is True and opts["detach"] is False and opts["tty"] is False
 
 
 def test_runtime_is_passed_through_only_when_asked_for(tmp_path, monkeypatch):

@@ -400,6 +400,29 @@ def test_a_stream_that_is_not_frames_stops_the_acknowledgements():
     assert not FrameSync().feed(b"x" * (FrameSync.MAX_HEADER + 1))
 
 
+def test_acknowledgements_to_a_runner_that_never_reads_never_block_the_host():
+    import socket  # noqa: PLC0415
+
+    from grader.sandbox.docker import SocketAcks  # noqa: PLC0415
+    from grader.sandbox.process import AckPipe  # noqa: PLC0415
+
+    read_fd, write_fd = os.pipe()
+    pipe = AckPipe(os.fdopen(write_fd, "wb"))
+    host, runner_end = socket.socketpair()
+    acks = SocketAcks(host)
+    for count in range(1, 200_001):                             # 1.6 MB: past any pipe or socket buffer
+        pipe.send(count.to_bytes(8, "big"))
+        acks.send(count.to_bytes(8, "big"))
+    first = os.read(read_fd, 16)
+    assert [int.from_bytes(first[i:i + 8], "big") for i in (0, 8)] == [1, 2]   # whole acks, in order
+    pipe.close()
+    acks.close()
+    pipe.send(b"\0" * 8)                                       # after close: dropped, never raises
+    acks.send(b"\0" * 8)
+    os.close(read_fd)
+    runner_end.close()
+
+
 def _runner_sync():
     read_fd, write_fd = os.pipe()
     return runner.FrameSync(io.BytesIO(), read_fd), write_fd
