@@ -33,3 +33,40 @@ def test_one_line_mistakes_in_the_einsum_style_are_named_by_their_mutant(name, p
     ex = get_exercise("attention_scores")
     source = apply_patch((ex.samples_path / "correct_einsum.py").read_text(encoding="utf-8"), patch, name)
     assert_named_as(ex, source, name, tmp_path)
+
+
+MASK_TIMES_SCORES = '''
+import numpy as np
+def compute_attention_scores(query, key, mask=None):
+    s = query @ np.swapaxes(key, -1, -2) / np.sqrt(query.shape[-1]).astype(query.dtype)
+    if mask is not None:
+        s = s * np.asarray(mask).astype(s.dtype)
+    e = np.exp(s - s.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+def scaled_dot_product_attention(query, key, value, mask=None):
+    w = compute_attention_scores(query, key, mask)
+    return w @ value, w
+'''
+
+
+def test_a_mistake_outside_the_bank_is_not_named_by_a_mutant_it_resembles_on_one_check(tmp_path):
+    """A mask that multiplies the scores leaves masked keys at score 0. On large_logits (scores around
+    -1e5) that is what a -1e4 fill does, so with no mutant of its own the -1e4 fill was the only one
+    explaining that check and was named, though the file also fails every masked case the -1e4 fill
+    gets right. A mutant right where the candidate is wrong is not named (``diagnosis.contradicted``);
+    with the bank's own mask_multiplies_scores mutant, every failed check names it."""
+    import copy
+
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission
+    from grader.grading.trusted import TrustedInProcess
+
+    path = tmp_path / "mask_times_scores.py"
+    path.write_text(MASK_TIMES_SCORES)
+    full = get_exercise("attention_scores")
+    without = copy.copy(full)
+    without.__dict__["mistakes"] = tuple(m for m in full.mistakes if m.name != "mask_multiplies_scores")
+    for ex, want in ((without, set()), (full, {"mask_multiplies_scores"})):
+        card = grade_submission(ex, path, seed=2, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+        failed = {c.id for c in card.checks if c.verdict != "passed"}
+        assert {"mask_2d", "mask_padding", "large_logits", "fully_masked_rows"} <= failed
+        assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == want

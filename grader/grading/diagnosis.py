@@ -286,6 +286,32 @@ def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
     return whole if len(whole) == 1 else everywhere(passed_anywhere)
 
 
+def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, StepResult],
+                 mutants: dict[str, RunResults], expected: dict[str, StepResult],
+                 golden: dict[str, StepResult]) -> bool:
+    """Whether mutant ``name`` gets right a case the candidate got wrong in its values (``failed_anywhere``:
+    the failed or errored value steps of every check): the mutant passes it, and the candidate's
+    result is not the mutant's (values only; a wrong dtype or an input modified in place is another
+    check's business). The candidate then has a mistake that this mutant does not make, so a check the
+    mutant explains alone may be explained by that other mistake too (a mask that multiplies the
+    scores looks like a -1e4 fill on scores around -1e5, and unlike it also fails every masked case):
+    no name is better than a wrong name."""
+    run = mutants[name]
+    for s in failed_anywhere:
+        m = run.steps.get(s)
+        if not passes(m, expected[s], golden[s]):
+            continue
+        c = candidate.get(s)
+        ok = c is not None and bool(c.report.get("ok")) and not c.report.get("exception")
+        if not expected[s].report.get("ok") or expected[s].report.get("exception"):
+            if _raised(c) != _raised(m):
+                return True  # the mutant rejects the bad input, the candidate does not (or otherwise)
+            continue
+        if not ok or not _arrays_match(c, m, expected[s], golden[s], strict=False):
+            return True
+    return False
+
+
 def strip_hint(message: str) -> str:
     """``message`` without a leading "Likely mistake: ..." line (a check's hand-written diagnosis)."""
     if message.startswith("Likely mistake:"):

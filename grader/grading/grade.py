@@ -499,6 +499,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
                        if v == Verdict.PASSED and sid in keep]
     all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
+    failed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
+                       if v in (Verdict.FAILED, Verdict.ERROR) and sid in keep]
     out = []
     for check in checks:
         if check not in failing:
@@ -515,6 +517,9 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         if len(names) > 1:  # tie-break: the one that is the candidate on every case, in any check
             names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants, expected.steps,
                                        golden.steps, ratios) or names
+        if len(names) == 1 and diagnosis.contradicted(names[0], failed_anywhere, results.steps, mutants,
+                                                      expected.steps, golden.steps):
+            names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))
     return tuple(out)

@@ -1,0 +1,8 @@
+"""gradient is NaN where a query row is fully masked: an additive -inf mask makes the softmax of that row NaN, and zeroing it after the softmax (torch.where, nan_to_num) fixes the output but not the backward pass, which carries the NaN through the addition into query and key. Fill masked scores with masked_fill, or zero such rows without passing through NaN.
+
+Must fail: gradients
+"""
+PATCH = [("scores = scores.masked_fill(~allowed, float(\"-inf\"))                 # (..., L_q, L_k)",
+          "scores = scores + torch.zeros_like(scores).masked_fill(~allowed, float(\"-inf\"))"),
+         ("return _softmax_last(scores)",
+          "return torch.nan_to_num(torch.softmax(scores, dim=-1), nan=0.0) if mask is not None else _softmax_last(scores)")]
