@@ -174,6 +174,8 @@ TRIL_MISTAKES = [
                                      "allowed = np.tril(np.ones((seq_len, kv_len), dtype=bool), k=kv_len - seq_len)\n"
                                      "    return np.where(allowed, 0.0, -np.inf)[None, None]"),
                                     ("create_causal_mask(seq.shape[1]) &", "(create_causal_mask(seq.shape[1]) == 0) &")]),
+    (TRIL, "cache_offset_negated", [("k=kv_len - seq_len)", "k=seq_len - kv_len)")]),
+    (TRIL, "pad_compared_greater", [("return (seq != pad_token)", "return (seq > pad_token)")]),
     (TRIL_TORCH, "combined_or", [("create_causal_mask(seq.shape[1]) & create_padding_mask",
                                   "create_causal_mask(seq.shape[1]) | create_padding_mask")]),
     (TRIL_TORCH, "causal_top_left", [("diagonal=kv_len - seq_len)", "diagonal=0)")]),
@@ -188,3 +190,28 @@ def test_one_line_mistakes_in_the_tril_style_are_named_by_their_mutant(where, na
     track, correct = where
     source = apply_patch((SAMPLES / correct).read_text(encoding="utf-8"), patch, name)
     assert_named_as(get_exercise("causal_mask", track=track), source, name, tmp_path)
+
+
+SHAPE_AND_KV_EDITS = [
+    ("padding_mask", [("return (seq != pad_token)[:, None, None, :]",
+                       "keep = np.squeeze(seq != pad_token)\n"
+                       "    return keep[:, None, None, :] if keep.ndim == 2 else keep[:, None, None]")]),
+    ("kv_len_too_short", [("kv_len = seq_len if kv_len is None else kv_len", "kv_len = kv_len or seq_len")]),
+]
+
+
+@pytest.mark.parametrize("check, patch", SHAPE_AND_KV_EDITS, ids=[c for c, _ in SHAPE_AND_KV_EDITS])
+def test_a_squeezed_batch_of_one_and_kv_len_zero_are_caught(check, patch, tmp_path):
+    """Shapes are exact and kv_len < seq_len raises: a padding mask squeezed (a batch of one, or
+    sequences of one token, lose an axis) and `kv_len or seq_len` (kv_len=0 becomes seq_len) both
+    had full marks while no case had B=1, L=1 or kv_len=0."""
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission
+    from grader.grading.trusted import TrustedInProcess
+
+    source = apply_patch((SAMPLES / "correct_tril_bool.py").read_text(encoding="utf-8"), patch, check)
+    path = tmp_path / "edited.py"
+    path.write_text(source, encoding="utf-8")
+    card = grade_submission(get_exercise("causal_mask"), path, seed=3,
+                            trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+    assert check in {c.id for c in card.checks if c.verdict != "passed"}
+    assert card.score < card.max_score

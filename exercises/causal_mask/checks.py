@@ -301,7 +301,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         causal("causal_kv_len", L, S)
     causal("causal_kv_len", 4, 9, keyword=True)
     causal("causal_kv_len", 3, 300)  # a long cache: positions past 127 and 255
-    for L, S in ((5, 3), (2, 1)):
+    for L, S in ((5, 3), (2, 1), (3, 0)):  # kv_len=0 too (`kv_len or seq_len` swallows it)
         b.call("kv_len_too_short", "create_causal_mask", [b.value(L), b.value(S)],
                judge=raises("ValueError", when="kv_len < seq_len"), describe=f"create_causal_mask({L}, {S})")
 
@@ -345,9 +345,20 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     padding("no_padding_leakage", "create_combined_mask", _padded(rng, 2, 6, 4, left=True, lengths=[3, 6]), 4,
             judge=no_leakage("combined"))
 
+    # Exact shapes where a squeeze drops an axis: a batch of one sequence, sequences of one token (own
+    # stream: the cases before keep their inputs)
+    one_rng = np.random.default_rng([public_seed, 17])
+    padding("padding_mask", "create_padding_mask", _padded(one_rng, 1, 6, 0, lengths=[4]), None,
+            note="a batch of one sequence")
+    padding("padding_mask", "create_padding_mask", _padded(one_rng, 3, 1, 0, lengths=[1, 0, 1]), None,
+            note="sequences of one token")
+    padding("combined_mask", "create_combined_mask", _padded(one_rng, 1, 5, 2, lengths=[3]), 2,
+            note="a batch of one sequence")
+
     # Hidden cases: the same kinds at every seed (square, kv_len > seq_len, one query; padding and
-    # combined masks, right- and left-padded, every batch holding a full and a padded sequence); the
-    # seed draws only the sizes, the pad token and the token ids.
+    # combined masks, right- and left-padded, every batch holding a full and a padded sequence whose
+    # real tokens include ids just below and just above pad_token); the seed draws only the sizes, the
+    # pad token and the other token ids.
     hidden = np.random.default_rng(hidden_seed)
     L = int(hidden.integers(2, 10))
     causal("hidden_masks", L, L)
@@ -356,9 +367,11 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     causal("hidden_masks", 1, int(hidden.integers(2, 12)))
     for fn, left in (("create_padding_mask", False), ("create_combined_mask", False), ("create_combined_mask", True)):
         B, L = int(hidden.integers(2, 5)), int(hidden.integers(3, 10))
-        pad = int(hidden.integers(-2, 6))
+        pad = int(hidden.integers(1, 6))
         lengths = [L] + [int(n) for n in hidden.integers(1, L, size=B - 1)]
-        padding("hidden_masks", fn, _padded(hidden, B, L, pad, left=left, lengths=lengths), pad)
+        seq = _padded(hidden, B, L, pad, left=left, lengths=lengths)
+        seq[0, :2] = [pad - 1, pad + 1]  # real tokens below and above pad_token at every seed: `!=`, not `>`
+        padding("hidden_masks", fn, seq, pad)
     return b.plan
 
 
