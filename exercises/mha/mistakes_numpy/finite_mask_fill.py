@@ -1,0 +1,5 @@
+"""masked scores were filled with a finite number (-1e9) instead of -inf, so a query row whose keys are all masked gets uniform weights (the mean of the values) instead of 0.
+
+Must fail: fully_masked_rows
+"""
+PATCH = [("att = np.where(np.asarray(mask) != 0, att, -np.inf)", "att = np.where(np.asarray(mask) != 0, att, -1e9)")]

@@ -1,0 +1,26 @@
+"""Wrong (NumPy track): a numeric mask is added to the scores as a bias (scores + mask), bool masks
+handled with np.where: a 0/1 float mask then masks nothing.
+
+Must fail: numeric_mask
+Mistake: numeric_mask_added_as_bias
+"""
+import numpy as np
+
+
+def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=None):
+    B, L_q, D = query.shape
+    if D % num_heads:
+        raise ValueError("bad num_heads")
+    d_k = D // num_heads
+    sp = lambda x: x.reshape(B, -1, num_heads, d_k).transpose(0, 2, 1, 3)
+    q, k, v = sp(query @ W_q), sp(key @ W_k), sp(value @ W_v)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d_k).astype(query.dtype)
+    if mask is not None:
+        mask = np.asarray(mask)
+        s = np.where(mask, s, -np.inf) if mask.dtype == bool else s + mask.astype(s.dtype)
+    m = s.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    e = np.exp(s - m)
+    z = e.sum(-1, keepdims=True)
+    w = np.divide(e, z, out=np.zeros_like(e), where=z > 0)
+    return (w @ v).transpose(0, 2, 1, 3).reshape(B, L_q, D) @ W_o
