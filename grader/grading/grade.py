@@ -420,7 +420,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
 
     A value check is explained by mutants that reproduce the candidate's outputs on its failed cases
-    and pass its passed ones. A complexity check is explained by mutants whose ``Must fail:`` names
+    and pass its passed ones; a lone one is not named when it gets right the values of a case the
+    candidate failed in any check (``diagnosis.contradicted``). A complexity check is explained by mutants whose ``Must fail:`` names
     it (and whose other named checks the candidate failed too) and whose measured series, replayed on
     the probe's steps, reproduces the candidate's on the larger half of the sweep
     (``diagnosis.explaining_cost``); a series judged by timing is never replayed.
