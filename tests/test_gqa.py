@@ -10,6 +10,7 @@ from mutant_helpers import assert_named_as
 from grader.grading.api_rules import scan_source
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import build_plan, grade_submission
+from mutant_helpers import assert_named_as
 
 SAMPLES = ROOT / "submissions" / "samples" / "gqa"
 
@@ -53,19 +54,70 @@ def test_plan_has_head_mapping_case_far_from_repeat():
     assert plan.audit_ops
 
 
+# The one-line bug samples that repeated a correct sample are mutants of the bank now; their edits live
+# on here, written into a correct sample of that style (torch: correct_repeat_interleave.py, K/V viewed
+# at num_kv_heads heads, repeat_interleave, a -inf masked_fill and nan_to_num after the softmax; NumPy:
+# numpy/correct_repeat.py, np.repeat and a softmax by hand), keep the phrases of the checks' own
+# messages, and replay must name each one in that style too.
+BASES = {"torch": SAMPLES / "correct_repeat_interleave.py", "numpy": SAMPLES / "numpy" / "correct_repeat.py"}
+STYLE_EDITS = {
+    ("torch", "heads_mapped_with_repeat"): [("k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)",
+                                             "k, v = k.repeat(1, g, 1, 1), v.repeat(1, g, 1, 1)")],
+    ("torch", "logits_divided_by_kv_width"): [("/ math.sqrt(d_k)", "/ math.sqrt(W_k.shape[-1])")],
+    ("torch", "unscaled"): [(" / math.sqrt(d_k)", "")],
+    ("torch", "mask_polarity_inverted"): [("s.masked_fill(mask == 0,", "s.masked_fill(mask.bool(),")],
+    ("torch", "mask_equals_one"): [("s.masked_fill(mask == 0,", "s.masked_fill(mask != 1,")],
+    ("torch", "attention_weights_detached"): [("p = torch.nan_to_num(s.softmax(-1), nan=0.0)",
+                                               "p = torch.nan_to_num(s.softmax(-1), nan=0.0).detach()")],
+    ("numpy", "heads_mapped_with_tile"): [
+        ("k = np.repeat((x @ W_k).reshape(B, L, num_kv_heads, d_k).transpose(0, 2, 1, 3), g, axis=1)",
+         "k = np.tile((x @ W_k).reshape(B, L, num_kv_heads, d_k).transpose(0, 2, 1, 3), (1, g, 1, 1))"),
+        ("v = np.repeat((x @ W_v).reshape(B, L, num_kv_heads, d_k).transpose(0, 2, 1, 3), g, axis=1)",
+         "v = np.tile((x @ W_v).reshape(B, L, num_kv_heads, d_k).transpose(0, 2, 1, 3), (1, g, 1, 1))")],
+    ("numpy", "logits_divided_by_kv_width"): [("/ math.sqrt(d_k)", "/ math.sqrt(num_kv_heads * d_k)")],
+    ("numpy", "mask_polarity_inverted"): [("np.asarray(mask) != 0", "np.asarray(mask) == 0")],
+    ("numpy", "mask_equals_one"): [("np.asarray(mask) != 0", "np.asarray(mask) == 1")],
+    ("numpy", "nan_fully_masked_rows"): [("    m = np.where(np.isfinite(m), m, 0.0)\n", ""),
+                                         ("w = np.divide(e, t, out=np.zeros_like(e), where=t > 0)", "w = e / t")],
+}
+
+
+def _styled(track: str, name: str) -> str:
+    source = BASES[track].read_text(encoding="utf-8")
+    for old, new in STYLE_EDITS[track, name]:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    return source
+
+
 @pytest.mark.parametrize("sample,check,phrase", [
-    ("bug_repeat.py", "head_mapping", "`repeat`"),
-    ("bug_dk_from_kv_width.py", "values", "num_kv_heads * d_k"),
-    ("bug_unscaled.py", "values", "not scaled"),
-    ("bug_reversed_mask.py", "masks", "opposite polarity"),
-    ("bug_detach_weights.py", "grad_input", "gradient of x"),
+    ("torch:heads_mapped_with_repeat", "head_mapping", "`repeat`"),
+    ("torch:logits_divided_by_kv_width", "values", "num_kv_heads * d_k"),
+    ("torch:unscaled", "values", "not scaled"),
+    ("torch:mask_polarity_inverted", "masks", "opposite polarity"),
+    ("torch:attention_weights_detached", "grad_input", "gradient of x"),
+    ("numpy:heads_mapped_with_tile", "head_mapping", "`repeat`"),
+    ("numpy:logits_divided_by_kv_width", "values", "num_kv_heads * d_k"),
+    ("numpy:mask_polarity_inverted", "masks", "opposite polarity"),
+    ("numpy:nan_fully_masked_rows", "fully_masked_rows", "NaN"),
     ("bug_inplace_x.py", "inputs_unchanged", "Modified its input in place: x"),
     ("bug_no_group_check.py", "bad_group", "Expected ValueError"),
 ])
-def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase):
-    outcomes = judge_in_process("gqa", SAMPLES / sample)
+def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phrase, tmp_path):
+    """A bug sample, or (``TRACK:NAME``) a bank mistake written into that track's correct base."""
+    path, track = SAMPLES / sample, None
+    if ":" in sample:
+        track, name = sample.split(":")
+        path = tmp_path / f"styled_{name}.py"
+        path.write_text(_styled(track, name), encoding="utf-8")
+    outcomes = judge_in_process("gqa", path, track=track)
     assert check in failed(outcomes)
     assert phrase in messages(outcomes, check)
+
+
+@pytest.mark.parametrize("track, name", sorted(STYLE_EDITS), ids=[f"{t}-{n}" for t, n in sorted(STYLE_EDITS)])
+def test_a_bank_mistake_written_into_a_correct_style_is_named_by_replay(track, name, tmp_path):
+    assert_named_as(get_exercise("gqa", track=track), _styled(track, name), name, tmp_path)
 
 
 def test_expanded_weights_fail_only_kv_flops():
