@@ -4,7 +4,9 @@ reference's (whose patches are the bank's mutants).
 ``correct_einsum.py`` uses einsum, a ``finfo.min`` fill and explicit zeroing of masked weights; the
 reference uses matmul, a ``-inf`` fill and a guarded division. Each (old, new) edit below writes one
 mistake of the bank into the einsum style; replay must name that mistake and no other, and the
-mutant's ``Must fail:`` checks must fail.
+mutant's ``Must fail:`` checks must fail. The same for the PyTorch track, in
+``torch/correct_masked_fill_softmax.py`` (a bool ``keep``, ``masked_fill`` with ``finfo.min``, rows
+zeroed by ``keep.any``).
 """
 from __future__ import annotations
 
@@ -70,3 +72,21 @@ def test_a_mistake_outside_the_bank_is_not_named_by_a_mutant_it_resembles_on_one
         failed = {c.id for c in card.checks if c.verdict != "passed"}
         assert {"mask_2d", "mask_padding", "large_logits", "fully_masked_rows"} <= failed
         assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == want
+
+
+TORCH_MISTAKES = [
+    ("mask_equals_one", [("keep = mask.bool() if mask.dtype != torch.bool else mask", "keep = mask == 1")]),
+    ("mask_polarity_inverted", [("keep = mask.bool() if mask.dtype != torch.bool else mask",
+                                 "keep = ~mask.bool() if mask.dtype != torch.bool else ~mask")]),
+    ("unscaled", [(" / math.sqrt(query.size(-1))", "")]),
+    ("weights_detached", [("return torch.softmax(scores, dim=-1)", "return torch.softmax(scores, dim=-1).detach()"),
+                          ("weights = torch.softmax(scores, dim=-1)", "weights = torch.softmax(scores, dim=-1).detach()")]),
+]
+
+
+@pytest.mark.parametrize("name, patch", TORCH_MISTAKES, ids=[n for n, _ in TORCH_MISTAKES])
+def test_one_line_mistakes_in_the_masked_fill_style_are_named_by_their_mutant(name, patch, tmp_path):
+    ex = get_exercise("attention_scores", track="torch")
+    source = apply_patch((ex.samples_path / "correct_masked_fill_softmax.py").read_text(encoding="utf-8"),
+                         patch, name)
+    assert_named_as(ex, source, name, tmp_path)

@@ -192,25 +192,36 @@ def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phra
     assert phrase in messages(outcomes, check)
 
 
-# The one-line bug samples that repeated one base are mutants of the bank now; their edits live on here,
-# written into that base (correct_inline_layer_norm.py: three LayerNorm calls, -inf fill with nan_to_num,
-# GELU written out), and replay must name each one in that style too.
+# The one-line bug samples that repeated a correct sample are mutants of the bank now; their edits live
+# on here, written into that base (torch: correct_inline_layer_norm.py, three LayerNorm calls, -inf fill
+# with nan_to_num, GELU written out; NumPy: numpy/correct_loops_vectorize.py, a vectorised math.erf, and
+# numpy/correct_einsum_float64.py), and replay must name each one in that style too.
 STYLE_EDITS = [
-    ("unbiased_variance", "var = x.var(-1, keepdim=True, unbiased=False)", "var = x.var(-1, keepdim=True)"),
-    ("eps_outside_sqrt", "/ torch.sqrt(var + eps) + bias", "/ (torch.sqrt(var) + eps) + bias"),
-    ("tanh_gelu", "torch.erf(z / math.sqrt(2.0))", "torch.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3))"),
-    ("no_attention_residual", "h = x + attn", "h = attn"),
-    ("mask_polarity_inverted", "masked_fill(mask == 0,", "masked_fill(mask != 0,"),
-    ("mask_equals_one", "masked_fill(mask == 0,", "masked_fill(mask != 1,"),
-    ("no_value_error", "    if D % num_heads != 0:\n        raise ValueError", "    if False:\n        raise ValueError"),
+    ("torch", "correct_inline_layer_norm.py", "unbiased_variance",
+     "var = x.var(-1, keepdim=True, unbiased=False)", "var = x.var(-1, keepdim=True)"),
+    ("torch", "correct_inline_layer_norm.py", "eps_outside_sqrt",
+     "/ torch.sqrt(var + eps) + bias", "/ (torch.sqrt(var) + eps) + bias"),
+    ("torch", "correct_inline_layer_norm.py", "tanh_gelu",
+     "torch.erf(z / math.sqrt(2.0))", "torch.tanh(math.sqrt(2.0 / math.pi) * (z + 0.044715 * z ** 3))"),
+    ("torch", "correct_inline_layer_norm.py", "no_attention_residual", "h = x + attn", "h = attn"),
+    ("torch", "correct_inline_layer_norm.py", "mask_polarity_inverted",
+     "masked_fill(mask == 0,", "masked_fill(mask != 0,"),
+    ("torch", "correct_inline_layer_norm.py", "mask_equals_one", "masked_fill(mask == 0,", "masked_fill(mask != 1,"),
+    ("torch", "correct_inline_layer_norm.py", "no_value_error",
+     "    if D % num_heads != 0:\n        raise ValueError", "    if False:\n        raise ValueError"),
+    ("numpy", "numpy/correct_loops_vectorize.py", "tanh_gelu", "(1 + erf(u / math.sqrt(2)))",
+     "(1 + np.tanh(math.sqrt(2 / math.pi) * (u + 0.044715 * u ** 3)))"),
+    ("numpy", "numpy/correct_loops_vectorize.py", "unbiased_variance",
+     "z.var(-1, keepdims=True) + 1e-5", "z.var(-1, keepdims=True, ddof=1) + 1e-5"),
+    ("numpy", "numpy/correct_einsum_float64.py", "mask_equals_one", "np.asarray(mask) != 0", "np.asarray(mask) == 1"),
 ]
 
 
-@pytest.mark.parametrize("name, old, new", STYLE_EDITS, ids=[e[0] for e in STYLE_EDITS])
-def test_a_bank_mistake_written_into_the_inline_style_is_named_by_replay(name, old, new, tmp_path):
-    base = (SAMPLES / "correct_inline_layer_norm.py").read_text(encoding="utf-8")
-    assert base.count(old) == 1
-    assert_named_as(get_exercise("transformer_block"), base.replace(old, new), name, tmp_path)
+@pytest.mark.parametrize("track, base, name, old, new", STYLE_EDITS, ids=[f"{e[0]}-{e[2]}" for e in STYLE_EDITS])
+def test_a_bank_mistake_written_into_a_correct_style_is_named_by_replay(track, base, name, old, new, tmp_path):
+    source = (SAMPLES / base).read_text(encoding="utf-8")
+    assert source.count(old) == 1
+    assert_named_as(get_exercise("transformer_block", track=track), source.replace(old, new), name, tmp_path)
 
 
 @pytest.mark.slow
