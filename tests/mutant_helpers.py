@@ -10,15 +10,23 @@ from pathlib import Path
 from grader.grading.exercise import get_exercise
 
 
+def mutant_source(exercise_id: str, name: str, track: str | None = None) -> str:
+    """The full source of mutant ``name`` of ``exercise_id`` (in ``track``): a wrong solution file.
+
+    Raises:
+        StopIteration: the exercise's bank has no mistake of that name.
+    """
+    return next(m for m in get_exercise(exercise_id, track=track).mistakes if m.name == name).source
+
+
 def mutant_file(exercise_id: str, name: str, folder: Path, track: str | None = None) -> Path:
     """Write the full source of mutant ``name`` of ``exercise_id`` (in ``track``) to ``folder/<name>.py``.
 
     Raises:
         StopIteration: the exercise's bank has no mistake of that name.
     """
-    mistake = next(m for m in get_exercise(exercise_id, track=track).mistakes if m.name == name)
     path = Path(folder) / f"{name}.py"
-    path.write_text(mistake.source, encoding="utf-8")
+    path.write_text(mutant_source(exercise_id, name, track), encoding="utf-8")
     return path
 
 

@@ -19,10 +19,11 @@ from grader.cohort.batch import batch, discover
 from grader.cli import main
 from grader.grading.exercise import project_root
 from grader.grading.scorecard import read_scorecard
+from mutant_helpers import mutant_source
 
 SAMPLES = project_root() / "submissions" / "samples"
 CANDIDATE_FIRST = {  # candidate -> {exercise: sample}
-    "alice": {"softmax": "softmax/correct_logsumexp.py", "attention_scores": "attention_scores/bug_unscaled.py"},
+    "alice": {"softmax": "softmax/correct_logsumexp.py", "attention_scores": "mistake:unscaled"},  # a bank mutant
     "bob": {"softmax": "softmax/bug_ignores_axis.py", "attention_scores": "attention_scores/correct_einsum.py"},
     "carol": {"softmax": None},  # a syntax error
 }
@@ -34,7 +35,9 @@ def _make_candidate_first(root: Path) -> Path:
         (root / cand).mkdir(parents=True)
         for ex, sample in files.items():
             target = root / cand / f"{ex}.py"
-            if sample:
+            if sample and sample.startswith("mistake:"):
+                target.write_text(mutant_source(ex, sample[8:]), encoding="utf-8")
+            elif sample:
                 shutil.copyfile(SAMPLES / sample, target)
             else:
                 target.write_text(CRASHER)

@@ -15,22 +15,24 @@ from grader.cli import main
 from grader.grading.exercise import get_exercise, project_root
 from grader.cohort.exports import export_text, to_gradescope, to_junit, validate_gradescope
 from grader.grading.grade import grade_submission
+from mutant_helpers import mutant_file
 
 junitparser = pytest.importorskip("junitparser")
 SAMPLES = project_root() / "submissions" / "samples"
 
 
 @pytest.fixture(scope="module")
-def cards():
+def cards(tmp_path_factory):
+    unscaled = mutant_file("attention_scores", "unscaled", tmp_path_factory.mktemp("mutant"))  # fails `scaling`
     graded = {}
-    for ex, name in (("attention_scores", "bug_unscaled"), ("softmax", "correct_logsumexp"),
-                     ("softmax", "bug_inplace")):
-        graded[name] = grade_submission(get_exercise(ex), SAMPLES / ex / f"{name}.py", sandbox="process", seed=5)
+    for ex, path in (("attention_scores", unscaled), ("softmax", SAMPLES / "softmax" / "correct_logsumexp.py"),
+                     ("softmax", SAMPLES / "softmax" / "bug_inplace.py")):
+        graded[path.stem] = grade_submission(get_exercise(ex), path, sandbox="process", seed=5)
     return graded
 
 
 def test_gradescope_results_validate_and_hide_hidden_cases(cards):
-    card = cards["bug_unscaled"]
+    card = cards["unscaled"]
     doc = to_gradescope(card)
     validate_gradescope(doc)
     assert doc["score"] == card.score and len(doc["tests"]) == len(card.checks)

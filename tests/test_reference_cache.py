@@ -18,6 +18,7 @@ import pytest
 from grader.grading import grade as grading
 from grader.grading import reference_cache
 from grader.grading.exercise import get_exercise, project_root
+from mutant_helpers import mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples"
 
@@ -48,12 +49,14 @@ def _essence(card) -> list:
 
 
 @pytest.mark.parametrize("exercise_id, sample", [("softmax", "bug_ignores_axis.py"),
-                                                 ("attention_scores", "bug_unscaled.py")])
+                                                 ("attention_scores", "mistake:unscaled")])
 def test_second_grading_at_a_seed_runs_no_reference_and_gives_the_same_scorecard(cache, monkeypatch, exercise_id,
-                                                                                 sample):
+                                                                                 sample, tmp_path):
+    """A bug sample, or (``mistake:NAME``) a mutant of the bank written to a file."""
     calls = _counting(monkeypatch)
     exercise = get_exercise(exercise_id)
-    path = SAMPLES / exercise_id / sample
+    path = mutant_file(exercise_id, sample[8:], tmp_path) if sample.startswith("mistake:") \
+        else SAMPLES / exercise_id / sample
     first = grading.grade_submission(exercise, path, sandbox="process", seed=21)
     assert calls, "the first grading must run the reference"
     assert len(list(cache.glob("*.npz"))) == 1

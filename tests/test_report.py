@@ -20,6 +20,7 @@ from grader.grading.grade import grade_submission
 from grader.cohort.plots import find_series
 from grader.cohort.report import render_report, write_report
 from grader.grading.scorecard import Scorecard, validate, write_scorecard
+from mutant_helpers import mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -30,11 +31,13 @@ PROBE_DETAILS = {"quantity": "flops", "sweep": "L", "sizes": [64, 128, 256, 512]
 
 
 @pytest.fixture(scope="module")
-def cards() -> dict[str, Scorecard]:
+def cards(tmp_path_factory) -> dict[str, Scorecard]:
+    unscaled = mutant_file("attention_scores", "unscaled", tmp_path_factory.mktemp("mutant"))
     graded = {}
-    for label, ex, sample in (("ann", "attention_scores", "bug_unscaled"), ("ben", "attention_scores", "correct_einsum"),
-                              ("cat", "softmax", "bug_inplace")):
-        graded[label] = grade_submission(get_exercise(ex), SAMPLES / ex / f"{sample}.py", sandbox="process", seed=4)
+    for label, ex, path in (("ann", "attention_scores", unscaled),
+                            ("ben", "attention_scores", SAMPLES / "attention_scores" / "correct_einsum.py"),
+                            ("cat", "softmax", SAMPLES / "softmax" / "bug_inplace.py")):
+        graded[label] = grade_submission(get_exercise(ex), path, sandbox="process", seed=4)
     card = graded["cat"]  # a synthetic complexity probe: the plot hook reads generic details keys
     checks = list(card.checks)
     checks[-1] = replace(checks[-1], details={**checks[-1].details, **PROBE_DETAILS})

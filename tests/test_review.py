@@ -11,6 +11,7 @@ from grader.grading.exercise import get_exercise, project_root
 from grader.grading.grade import grade_submission
 from grader.cohort.review import diff_scorecards, render_diff, render_review, review_tables
 from grader.grading.scorecard import write_scorecard
+from mutant_helpers import mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples"
 
@@ -19,9 +20,12 @@ SAMPLES = project_root() / "submissions" / "samples"
 def scorecards(tmp_path_factory):
     out = tmp_path_factory.mktemp("cards")
     paths = {}
-    for label, ex, sample in (("ann", "softmax", "bug_ignores_axis"), ("ann2", "softmax", "bug_default_axis0"),
-                              ("ben", "softmax", "correct_logsumexp"), ("cat", "attention_scores", "bug_unscaled")):
-        card = grade_submission(get_exercise(ex), SAMPLES / ex / f"{sample}.py", sandbox="process", seed=9)
+    unscaled = mutant_file("attention_scores", "unscaled", out)  # the bank's one-line mistake, as a file
+    for label, ex, path in (("ann", "softmax", SAMPLES / "softmax" / "bug_ignores_axis.py"),
+                            ("ann2", "softmax", SAMPLES / "softmax" / "bug_default_axis0.py"),
+                            ("ben", "softmax", SAMPLES / "softmax" / "correct_logsumexp.py"),
+                            ("cat", "attention_scores", unscaled)):
+        card = grade_submission(get_exercise(ex), path, sandbox="process", seed=9)
         paths[label] = out / f"{label}.json"
         write_scorecard(card, paths[label])
     return paths
