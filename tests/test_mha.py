@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from attention_helpers import ROOT, failed, judge_in_process, messages
-from mutant_helpers import mutant_file
+from mutant_helpers import assert_named_as, mutant_file
 from grader.grading.api_rules import scan_source
 from grader.grading.exercise import get_exercise
 from grader.grading.grade import build_plan, grade_submission
@@ -89,6 +89,16 @@ def test_wrong_sample_fails_its_check_with_the_named_mistake(sample, check, phra
 def test_correct_styles_pass_every_check_in_process():
     for path in sorted(SAMPLES.glob("correct_*.py")):
         assert failed(judge_in_process("mha", path)) == set(), path.name
+
+
+def test_a_softmax_through_numpy_is_named_by_replay(tmp_path):
+    """bug_numpy_softmax.py (right values, the gradient cut by a NumPy round trip of the scores, bfloat16
+    rejected by NumPy) is named as the bank's softmax_in_numpy, whose round trip is of the masked
+    scores inside the reference's own style; no other mutant loses the gradient that way."""
+    card = assert_named_as(get_exercise("mha"), (SAMPLES / "bug_numpy_softmax.py").read_text(encoding="utf-8"),
+                           "softmax_in_numpy", tmp_path)
+    assert {c.id for c in card.checks if c.verdict != "passed"} >= {"grad_inputs", "grad_weights"}
+    assert all(c.verdict == "passed" for c in card.checks if c.id in ("self_attention", "numeric_mask"))
 
 
 def test_gradients_are_compared_with_the_reference():

@@ -1,6 +1,7 @@
 """Bug: the softmax is computed in NumPy and wrapped back with torch.from_numpy, which cuts the autograd graph for the queries and keys.
 
 Must fail: grad_inputs
+Mistake: softmax_in_numpy
 """
 
 import math
@@ -22,7 +23,6 @@ def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=
     if mask is not None:
         s = np.where(mask.numpy() != 0, s, -np.inf)
     e = np.exp(s - s.max(axis=-1, keepdims=True))
-    att = torch.from_numpy(e / e.sum(axis=-1, keepdims=True))
-    att = torch.nan_to_num(torch.softmax(att, dim=-1))
+    att = torch.nan_to_num(torch.from_numpy(e / e.sum(axis=-1, keepdims=True)))  # a fully masked row: 0
     y = (att @ v).transpose(1, 2).reshape(B, L_q, D)
     return y @ W_o
