@@ -29,23 +29,56 @@ import threading
 import types
 import warnings
 from collections import OrderedDict
-from typing import Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 import numpy as np
 
 from grader.judge.compare import compare_arrays
 from grader.judge.judges import dtype_name
 from grader.judge.mistakes import Mistake
+from grader.judge.probes import fit_slope, measured_groups, per_size
 from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, floor_for, tolerance_for
 from grader.run.channel import RunResults, StepResult
 from grader.run.plan import Plan
 from grader.run.runner import PlanExecutor
 
-_CACHE: "OrderedDict[tuple, dict[str, RunResults]]" = OrderedDict()
-_CACHE_LOCK = threading.Lock()
 _RUN_LOCK = threading.Lock()
-_CACHE_MAX = 8
 _COUNTER = itertools.count()
+_T = TypeVar("_T")
+
+
+class _Recent:
+    """The ``size`` most recently used answers by key, kept across gradings in this process (thread-safe).
+
+    Not ``functools.lru_cache``: an answer is computed from a plan and a bank that are not part of
+    its key (the key names the exercise files, seed and bank by content), and are not hashable.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._items: "OrderedDict[Hashable, object]" = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: Hashable, compute: Callable[[], _T]) -> _T:
+        """The kept answer of ``key``, or ``compute()``'s, kept (the least recently used beyond ``size``
+        is dropped). ``compute`` runs outside the lock: a slow run never holds up another key's hit."""
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        value = compute()
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return value
+
+
+#: every mutant's value answers, per (exercise files, seed, bank)
+_ANSWERS = _Recent(8)
+#: one mutant's measured answers on one probe, per (exercise files, seed, bank, check, mutant)
+_COSTS = _Recent(8 * 16)
 
 
 def import_mutant(mistake: Mistake) -> types.ModuleType:
@@ -95,17 +128,7 @@ def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
 
 def mutant_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan) -> dict[str, RunResults]:
     """Every mutant's results on ``plan``, computed once per ``key`` (exercise files and seed)."""
-    with _CACHE_LOCK:
-        hit = _CACHE.get(key)
-        if hit is not None:
-            _CACHE.move_to_end(key)
-            return hit
-    answers = {m.name: run_mutant(m, plan) for m in mistakes}
-    with _CACHE_LOCK:
-        _CACHE[key] = answers
-        while len(_CACHE) > _CACHE_MAX:
-            _CACHE.popitem(last=False)
-    return answers
+    return _ANSWERS.get(key, lambda: {m.name: run_mutant(m, plan) for m in mistakes})
 
 
 # -- comparing two results of one step ------------------------------------------------------------
@@ -334,7 +357,6 @@ def strip_hint(message: str) -> str:
 COST_RTOL = 0.05
 #: Largest difference between the fitted log-log slopes (growth exponents) of the two series.
 COST_SLOPE_TOL = 0.1
-_COST_CACHE: "OrderedDict[tuple, dict[str, RunResults]]" = OrderedDict()
 
 
 def check_steps(plan: Plan, check: str) -> list[str]:
@@ -361,45 +383,28 @@ def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check:
     """Each of ``mistakes``' measured results on the steps of ``check``; each mutant is run once per
     ``key`` (exercise files, seed, bank and check) and kept, like ``mutant_answers``, whichever
     subset of the bank a later candidate asks for."""
-    answers = {}
-    for m in mistakes:
-        slot = (*key, m.name)
-        with _CACHE_LOCK:
-            hit = _COST_CACHE.get(slot)
-            if hit is not None:
-                _COST_CACHE.move_to_end(slot)
-        if hit is None:
-            hit = run_mutant_measured(m, plan, check, lock)
-            with _CACHE_LOCK:
-                _COST_CACHE[slot] = hit
-                while len(_COST_CACHE) > _CACHE_MAX * 16:
-                    _COST_CACHE.popitem(last=False)
-        answers[m.name] = hit
-    return answers
+    return {m.name: _COSTS.get((*key, m.name), lambda m=m: run_mutant_measured(m, plan, check, lock))
+            for m in mistakes}
 
 
 def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,
                     quantity: str) -> tuple[list[int], list[float]] | None:
     """``(sizes, values)``: ``quantity`` summed over the measured steps of each swept size of the
-    probe ``check`` (as ``grader.judge.probes`` sums them), or None when a step is missing, raised,
-    or lost the counting trail (``trail_lost``), or a value is not a positive finite number."""
-    measured = [s for s in plan.steps if s.meta.get("probe") == check and "measure" in s.wire]
-    sizes = sorted({s.meta["size"] for s in measured})
-    values = []
-    for size in sizes:
-        total = 0.0
-        for step in (s for s in measured if s.meta["size"] == size):
-            got = steps.get(step.id)
-            if got is None or not got.report.get("ok") or got.report.get("exception"):
-                return None
-            m = got.report.get("measure") or {}
-            if m.get("trail_lost") or m.get(quantity) is None:
-                return None
-            total += float(m[quantity])
-        if not (np.isfinite(total) and total > 0):
+    probe ``check`` (``grader.judge.probes.per_size``, as the probe's judge sums them), or None when a
+    step is missing, raised, or lost the counting trail (``trail_lost``), or a value is not a positive
+    finite number."""
+    def value(step) -> float | None:
+        got = steps.get(step.id)
+        if got is None or not got.report.get("ok") or got.report.get("exception"):
             return None
-        values.append(total)
-    return (sizes, values) if sizes else None
+        m = got.report.get("measure") or {}
+        return None if m.get("trail_lost") or m.get(quantity) is None else float(m[quantity])
+
+    sizes, groups = measured_groups(plan, check)
+    values = per_size(groups, value)
+    if not sizes or any(v is None or not (np.isfinite(v) and v > 0) for v in values):
+        return None
+    return sizes, values
 
 
 def same_cost(sizes: list[int], candidate: list[float], mutant: list[float], *,
@@ -414,8 +419,6 @@ def same_cost(sizes: list[int], candidate: list[float], mutant: list[float], *,
         sizes: swept sizes, increasing; candidate / mutant: the measured quantity at each size
             (FLOPs, kv FLOPs or peak bytes).
     """
-    from grader.judge.probes import fit_slope  # noqa: PLC0415
-
     if len(candidate) != len(mutant) or len(candidate) != len(sizes) or len(sizes) < 2:
         return False
     top = slice(min(len(sizes) // 2, len(sizes) - 2), None)

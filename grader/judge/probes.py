@@ -230,17 +230,37 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
     return Outcome(Verdict.FAILED, message, {**details, "hint": hint})
 
 
-def _series(ctx: JudgeContext, results: dict, steps: list, quantity: str) -> tuple[list[float], bool]:
-    """Sum ``quantity`` over the measured steps of each size; report whether any trail was lost."""
-    values, lost = [], False
-    for group in steps:
-        total = 0.0
-        for step in group:
-            m = (results.get(step.id).report.get("measure") or {}) if results.get(step.id) else {}
-            lost = lost or bool(m.get("trail_lost"))
-            total += float(m.get(quantity, 0.0) or 0.0)
-        values.append(total)
-    return values, lost
+def measured_groups(plan, check: str) -> tuple[list[int], list[list]]:
+    """``(sizes, groups)``: the swept sizes of the probe ``check`` (increasing) and, for each, its
+    measured plan steps (those with a ``measure`` request), in plan order."""
+    measured = [s for s in plan.steps if s.meta.get("probe") == check and "measure" in s.wire]
+    sizes = sorted({s.meta["size"] for s in measured})
+    return sizes, [[s for s in measured if s.meta["size"] == size] for size in sizes]
+
+
+def per_size(groups: list[list], value: Callable[[object], float | None]) -> list[float | None]:
+    """``value(step)`` summed over each size's group of measured steps (``measured_groups``); None for a
+    size where any step's value is None (not measured, not observed). The one sum behind the probe's
+    verdict, its host-observed cross-check and the replay of a mutant's measurements
+    (``grader.grading.diagnosis.measured_series``)."""
+    totals: list[float | None] = []
+    for group in groups:
+        seen = [value(step) for step in group]
+        totals.append(None if any(v is None for v in seen) else float(sum(seen)))
+    return totals
+
+
+def _measure(results: dict, step) -> dict:
+    """The ``measure`` report of ``step`` in ``results`` (empty when the step has none)."""
+    got = results.get(step.id)
+    return (got.report.get("measure") or {}) if got else {}
+
+
+def _series(results: dict, groups: list[list], quantity: str) -> tuple[list[float], bool]:
+    """Sum ``quantity`` over the measured steps of each size (a missing figure counts 0); report
+    whether any trail was lost."""
+    values = per_size(groups, lambda step: float(_measure(results, step).get(quantity) or 0.0))
+    return values, any(_measure(results, step).get("trail_lost") for group in groups for step in group)
 
 
 #: ``details`` key of an interviewer-only flag (the candidate view drops it and the note).
@@ -249,21 +269,18 @@ INTERVIEWER_FLAG = "interviewer_flag"
 INTERVIEWER_NOTE = "Interviewer note: "
 
 
-def _observed(results: dict, steps: list, what: str = "observed_cpu_seconds") -> list[float | None]:
+def _observed(results: dict, groups: list[list], what: str = "observed_cpu_seconds") -> list[float | None]:
     """Host-observed CPU seconds (or ``observed_peak_bytes``) summed over the measured steps of each
     size (None if any step of a size was not observed): see ``grader.sandbox.observe``."""
-    values: list[float | None] = []
-    for group in steps:
-        seen = [getattr(results[s.id], what) if s.id in results else None for s in group]
-        values.append(None if any(v is None for v in seen) else float(sum(seen)))
-    return values
+    return per_size(groups, lambda step: getattr(results[step.id], what) if step.id in results else None)
 
 
 def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
     """Judge attached to the last measured step of a probe: reads every measured step of the sweep."""
 
     def judge(ctx: JudgeContext) -> Outcome:
-        measured = [s for s in ctx.plan.steps if s.meta.get("probe") == spec.check and "measure" in s.wire]
+        sizes, groups = measured_groups(ctx.plan, spec.check)
+        measured = [s for group in groups for s in group]  # by size: the plan's order of a sweep
         for step in measured:
             got = ctx.candidate_steps.get(step.id)
             sub = JudgeContext(step=step, plan=ctx.plan, got=got, expected=ctx.expected, golden=ctx.golden,
@@ -272,23 +289,21 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
             if failed:
                 return Outcome(failed.verdict, f"The probe could not measure ({step.describe}): {failed.message}",
                                failed.details)
-        sizes = sorted({s.meta["size"] for s in measured})
-        groups = [[s for s in measured if s.meta["size"] == size] for size in sizes]
         quantity = spec.quantity
-        candidate, lost = _series(ctx, ctx.candidate_steps, groups, quantity)
+        candidate, lost = _series(ctx.candidate_steps, groups, quantity)
         if quantity in COUNTED:
-            flops, _ = _series(ctx, ctx.candidate_steps, groups, "flops")
+            flops, _ = _series(ctx.candidate_steps, groups, "flops")
             if lost or not all(flops) or not all(candidate):
                 quantity = "seconds"
-                candidate, _ = _series(ctx, ctx.candidate_steps, groups, quantity)
-        reference, _ = _series(ctx, ctx.expected_steps, groups, quantity)
+                candidate, _ = _series(ctx.candidate_steps, groups, quantity)
+        reference, _ = _series(ctx.expected_steps, groups, quantity)
         if not all(math.isfinite(v) for v in candidate + reference) or not all(reference):
             raise GraderBug(f"probe {spec.check}: the reference's {quantity} could not be measured: {reference}")
         series = {}
         for q in {h.quantity for h in spec.hints if h.quantity} - {quantity}:
             if q in COUNTED and quantity == "seconds":
                 continue
-            series[q] = (_series(ctx, ctx.candidate_steps, groups, q)[0], _series(ctx, ctx.expected_steps, groups, q)[0])
+            series[q] = (_series(ctx.candidate_steps, groups, q)[0], _series(ctx.expected_steps, groups, q)[0])
         outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
         last = ctx.candidate_steps.get(measured[-1].id)
         device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
@@ -296,7 +311,7 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
         if outcome.verdict == Verdict.PASSED and quantity in COUNTED and device == "cpu":
             observed = _observed(ctx.candidate_steps, groups)
             details["observed_cpu_seconds"] = observed
-            flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx, ctx.candidate_steps, groups, "flops")[0])
+            flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx.candidate_steps, groups, "flops")[0])
             if flag:
                 details[INTERVIEWER_FLAG] = flag
                 message = f"{INTERVIEWER_NOTE}{flag['message']}."
