@@ -25,6 +25,10 @@ EINSUM_MISTAKES = [
                        "allowed = np.ones(scores.shape, dtype=bool)")]),
     ("unscaled", [(" / np.sqrt(d_k).astype(query.dtype)", "")]),
     ("logits_divided_by_d_k", [("/ np.sqrt(d_k).astype(query.dtype)", "/ query.dtype.type(d_k)")]),
+    ("mask_applied_after_softmax", [("scores = np.where(allowed, scores, np.finfo(scores.dtype).min)", "pass")]),
+    ("scaled_after_softmax", [(" / np.sqrt(d_k).astype(query.dtype)", ""),
+                              ("weights = weights / weights.sum(axis=-1, keepdims=True)",
+                               "weights = weights / weights.sum(axis=-1, keepdims=True) / np.sqrt(d_k)")]),
     ("softmax_over_query_axis", [("scores.max(axis=-1, keepdims=True)", "scores.max(axis=-2, keepdims=True)"),
                                  ("weights.sum(axis=-1, keepdims=True)", "weights.sum(axis=-2, keepdims=True)")]),
 ]
