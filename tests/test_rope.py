@@ -260,3 +260,39 @@ def test_positions_cast_to_half_precision_are_caught_after_a_long_cache_and_name
     assert source.count(old) == 1
     card = assert_named_as(get_exercise("rope"), source.replace(old, new), "positions_in_half_precision", tmp_path)
     assert {c.id for c in card.checks if c.verdict != "passed"} == {"half_precision"}
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_positions_types_use_the_top_of_a_small_dtype(track):
+    """'Any integer dtype' means its range: positions_types holds uint8 positions past 127, so integer
+    arithmetic done in the positions' own dtype (overflowing there) is charged to that check."""
+    plan = get_exercise("rope", track=track).checks_module.build_plan(1, 1, track=track)
+    tops = []
+    for s in (s for s in plan.steps if s.check == "positions_types"):
+        arg = s.wire["args"][1]
+        name = arg.get("array") or arg.get("tensor")
+        if name:
+            tops.append((arg.get("dtype") or str(plan.arrays[name].dtype), int(np.max(plan.arrays[name]))))
+    assert any(dt == "uint8" and top > 127 for dt, top in tops), tops
+
+
+def test_position_arithmetic_overflowing_uint8_fails_positions_types_only(tmp_path):
+    """A NumPy solution that doubles the positions in their own dtype (uint8 wraps past 127)."""
+    path = tmp_path / "uint8_overflow.py"
+    path.write_text('''import numpy as np
+
+
+def apply_rope(x, positions, base=10000.0):
+    d = x.shape[-1]
+    if d % 2:
+        raise ValueError("d must be even")
+    work = np.float64 if x.dtype == np.float64 else np.float32
+    two_pos = np.asarray(positions) * 2
+    inv = 1.0 / np.power(work(base), np.arange(0, d, 2).astype(work) / work(d))
+    theta = (two_pos.astype(work) / 2)[:, None] * inv
+    emb = np.concatenate([theta, theta], -1)
+    xw = x.astype(work)
+    rot = np.concatenate([-xw[..., d // 2:], xw[..., : d // 2]], -1)
+    return (xw * np.cos(emb) + rot * np.sin(emb)).astype(x.dtype)
+''', encoding="utf-8")
+    assert failed(judge_in_process("rope", path, track="numpy")) == {"positions_types"}

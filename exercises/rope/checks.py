@@ -286,6 +286,10 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.add("float64", rng, (6, 8), dtype="float64", positions=[1000, 4095, 2048, 7, 3333, 1], note="positions up to 4095")
     for kind in ("list", "int32", "int16", "uint8"):
         c.add("positions_types", rng, (2, 4, 8), offset=3, pos_kind=kind)
+    # any integer dtype means its whole range: uint8 positions past 127 overflow arithmetic done in uint8
+    # (pos * 2, pos + pos) or a cast through int8; its own stream, so the cases after it keep their inputs
+    c.add("positions_types", np.random.default_rng([public_seed, 41]), (2, 4, 8), offset=250, pos_kind="uint8",
+          note="uint8 positions 250 .. 253")
     c.add("base", rng, (2, 5, 8), offset=2, base=500.0)
     c.add("base", rng, (2, 2, 4, 16), offset=10, base=500000.0, dtype="float64", note="LLaMA 3's base")
     for dtype in halves:
