@@ -277,3 +277,24 @@ def test_additive_inf_mask_with_nan_to_num_has_nan_gradients_and_fails_only_the_
     outcomes = judge_in_process("transformer_block", SAMPLES / "bug_additive_inf_nan_to_num.py")
     assert failed(outcomes) == {"grad_x", "grad_params"}
     assert "gradient is NaN where a query row is fully masked" in messages(outcomes, "grad_x")
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_hidden_cases_hold_the_same_shape_classes_at_every_seed(track):
+    """At every seed: every hidden case has L >= 2, three have H >= 2, the padding case pads some key
+    and has B >= 2, and there is a causal case: a mistake the public cases catch in one of these
+    classes (heads split without a transpose, a mask ignored) is charged in hidden_values at every seed."""
+    checks = get_exercise("transformer_block", track=track).checks_module
+    for seed in range(1, 41):
+        plan = checks.build_plan(1, seed, track=track)
+        cases = []
+        for s in (s for s in plan.steps if s.check == "hidden_values"):
+            args = s.wire["args"]
+            x = plan.arrays[args[0].get("array") or args[0]["tensor"]]
+            mask = plan.arrays[args[3].get("array") or args[3]["tensor"]] if len(args) > 3 else None
+            cases.append((x.shape, args[2]["value"], mask))
+        assert all(shape[1] >= 2 for shape, _, _ in cases), seed
+        assert sum(H >= 2 for _, H, _ in cases) >= 3, seed
+        masked = [(shape, m) for shape, _, m in cases if m is not None]
+        assert any(m.shape[-2] == 1 and not m.all() and shape[0] >= 2 for shape, m in masked), seed
+        assert any(m.shape[-2] > 1 and not m.all() for _, m in masked), seed

@@ -306,13 +306,18 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.bad_heads("bad_num_heads", rng, D=8, H=3)
 
     hidden = np.random.default_rng(hidden_seed)
-    for i in range(4):
-        H = int(hidden.choice([1, 2, 3, 4]))
+    # the seed draws sizes and values, never the shape class: every case has L >= 2 (a causal or padding
+    # mask that hides something), the cases with a mask have B >= 2, and three of the four have H >= 2
+    # (a head split without its transpose is only wrong there), so a mistake is charged at every seed
+    for i, H in enumerate((2, 3, 4, 1)):
         D = H * int(hidden.integers(2, 6))
-        B, L = (int(v) for v in hidden.integers(1, 7, size=2))
+        B = int(hidden.integers(2, 5)) if i in (1, 2) else int(hidden.integers(1, 5))
+        L = int(hidden.integers(2, 7))
         d_ff = int(hidden.integers(D, 4 * D + 1))
         dtype = "float32" if i % 2 else "float64"
         mask = [None, padding_mask(hidden, B, L), causal_mask(L), None][i]
+        if i == 1 and mask.all():  # the padding case always pads something
+            mask[-1, ..., -1] = False
         c.add("hidden_values", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask)
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
