@@ -1,0 +1,5 @@
+"""a query row whose keys are all masked came out NaN (softmax of a row of -inf: exp(-inf - (-inf)) / 0); such a row gets weights 0 and attention output 0.
+
+Must fail: fully_masked_rows
+"""
+PATCH = [('e = np.exp(s - np.where(np.isfinite(m), m, 0))', 'e = np.exp(s - m)'), ('att = e / np.where(tot > 0, tot, 1)', 'att = e / tot')]
