@@ -94,3 +94,13 @@ def test_one_line_mistakes_in_the_masked_fill_style_are_named_by_their_mutant(na
     source = apply_patch((ex.samples_path / "correct_masked_fill_softmax.py").read_text(encoding="utf-8"),
                          patch, name)
     assert_named_as(ex, source, name, tmp_path)
+
+
+def test_a_detached_key_is_named_in_a_style_of_its_own(tmp_path):
+    """torch/bug_key_detached.py (key.detach() before the scores, a finfo.min fill, rows zeroed by keep.any):
+    right output, query and value gradients; no key gradient. Named as the bank's key_detached, never as
+    weights_detached (which also loses query's gradient)."""
+    ex = get_exercise("attention_scores", track="torch")
+    card = assert_named_as(ex, (ex.samples_path / "bug_key_detached.py").read_text(encoding="utf-8"),
+                           "key_detached", tmp_path)
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"gradients"}

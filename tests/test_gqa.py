@@ -196,3 +196,13 @@ def test_kv_reprojected_per_query_head_gets_the_sentence_of_what_was_measured(tm
     assert {c.id for c in card.checks if c.verdict != "passed"} == {"kv_flops"}
     assert check.message.startswith("Likely mistake: keys and values were projected at num_query_heads heads")
     assert "each query head projecting its KV head's columns again" in check.message
+
+
+def test_group_rounded_down_in_numpy_is_named_as_no_group_check(tmp_path):
+    """numpy/bug_group_rounded_down.py gathers KV heads by a clipped index, so a group count that does not
+    divide returns an array instead of raising ValueError: named as the NumPy bank's no_group_check
+    (whose gather by h // group raises IndexError there, not ValueError: the same miss)."""
+    ex = get_exercise("gqa", track="numpy")
+    card = assert_named_as(ex, (ex.samples_path / "bug_group_rounded_down.py").read_text(encoding="utf-8"),
+                           "no_group_check", tmp_path)
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"bad_group"}

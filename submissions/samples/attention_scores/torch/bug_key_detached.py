@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): key.detach() (to 'save memory'): no gradient flows to the key.
 
 Must fail: gradients
+Mistake: key_detached
 """
 import math
 

@@ -2,6 +2,7 @@
 falls through to integer division (group rounds down) and no ValueError is raised.
 
 Must fail: bad_group
+Mistake: no_group_check
 """
 import numpy as np
 
