@@ -197,14 +197,17 @@ SHAPE_AND_KV_EDITS = [
                        "keep = np.squeeze(seq != pad_token)\n"
                        "    return keep[:, None, None, :] if keep.ndim == 2 else keep[:, None, None]")]),
     ("kv_len_too_short", [("kv_len = seq_len if kv_len is None else kv_len", "kv_len = kv_len or seq_len")]),
+    ("padding_mask", [("return (seq != pad_token)[:, None, None, :]",
+                       "return (seq.astype(np.uint8) != pad_token % 256)[:, None, None, :]")]),
 ]
 
 
 @pytest.mark.parametrize("check, patch", SHAPE_AND_KV_EDITS, ids=[c for c, _ in SHAPE_AND_KV_EDITS])
-def test_a_squeezed_batch_of_one_and_kv_len_zero_are_caught(check, patch, tmp_path):
+def test_a_squeezed_batch_of_one_kv_len_zero_and_ids_cast_to_bytes_are_caught(check, patch, tmp_path):
     """Shapes are exact and kv_len < seq_len raises: a padding mask squeezed (a batch of one, or
     sequences of one token, lose an axis) and `kv_len or seq_len` (kv_len=0 becomes seq_len) both
-    had full marks while no case had B=1, L=1 or kv_len=0."""
+    had full marks while no case had B=1, L=1 or kv_len=0; ids cast to uint8 (256 wraps onto pad 0)
+    while every id was below 256."""
     from grader.grading.grade import _MEASURE_LOCK, grade_submission
     from grader.grading.trusted import TrustedInProcess
 

@@ -345,8 +345,8 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     padding("no_padding_leakage", "create_combined_mask", _padded(rng, 2, 6, 4, left=True, lengths=[3, 6]), 4,
             judge=no_leakage("combined"))
 
-    # Exact shapes where a squeeze drops an axis: a batch of one sequence, sequences of one token (own
-    # stream: the cases before keep their inputs)
+    # Exact shapes where a squeeze drops an axis: a batch of one sequence, sequences of one token; large
+    # token ids (own stream: the cases before keep their inputs)
     one_rng = np.random.default_rng([public_seed, 17])
     padding("padding_mask", "create_padding_mask", _padded(one_rng, 1, 6, 0, lengths=[4]), None,
             note="a batch of one sequence")
@@ -354,6 +354,11 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             note="sequences of one token")
     padding("combined_mask", "create_combined_mask", _padded(one_rng, 1, 5, 2, lengths=[3]), 2,
             note="a batch of one sequence")
+    # ids of a real vocabulary: a cast to uint8 or int16 before comparing wraps 256 and 65536 onto pad 0
+    big = one_rng.integers(1, 128_000, size=(2, 7))
+    big[0, :2] = [256, 65_536]
+    big[1, 5:] = 0
+    padding("padding_mask", "create_padding_mask", big, None, note="ids of a 128k vocabulary, 256 and 65536 among them")
 
     # Hidden cases: the same kinds at every seed (square, kv_len > seq_len, one query; padding and
     # combined masks, right- and left-padded, every batch holding a full and a padded sequence whose
