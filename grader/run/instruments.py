@@ -143,6 +143,40 @@ def _einsum_flops(args: tuple, out: Any) -> int:
     return 2 * int(total)
 
 
+def _einsum_path_flops(args: tuple, optimize: Any) -> int | None:
+    """2 * the index space of each pairwise contraction that ``np.einsum(..., optimize=optimize)``
+    performs (the path ``np.einsum_path`` chooses), summed; None where the subscripts are implicit or
+    use ``...`` (the naive count of ``_einsum_flops`` then stands). With ``optimize`` NumPy contracts
+    three or more operands pair by pair instead of looping over their whole joint index space, so
+    ``einsum("bhqk,bhkd,hdo->bqo", w, v, W_o, optimize=True)`` costs two matmuls, not their product."""
+    spec = args[0] if args and isinstance(args[0], str) else None
+    if not spec or "->" not in spec or "..." in spec:
+        return None
+    operands = [np.asarray(_plain(a)) for a in args[1:]]
+    inputs, output = spec.replace(" ", "").split("->")
+    subs = inputs.split(",")
+    if len(subs) != len(operands):
+        return None
+    try:
+        path, _ = np.einsum_path(spec, *operands, optimize="greedy" if optimize is True else optimize)
+    except (ValueError, TypeError):
+        return None
+    sizes: dict[str, int] = {}
+    for sub, op in zip(subs, operands):
+        for letter, dim in zip(sub, op.shape):
+            sizes[letter] = max(sizes.get(letter, 1), dim)
+    ops, total = list(subs), 0
+    for step in path[1:]:
+        picked = [ops[i] for i in step]
+        for i in sorted(step, reverse=True):
+            del ops[i]
+        index = set("".join(picked))
+        keep = index & (set("".join(ops)) | set(output))
+        total += 2 * int(np.prod([sizes[c] for c in index], dtype=np.int64))
+        ops.append("".join(sorted(keep)))
+    return total
+
+
 class CountingArray(np.ndarray):
     """An ndarray that counts the work done with it while ``COUNTER.active`` (see module doc).
 
@@ -200,17 +234,18 @@ class CountingArray(np.ndarray):
         finally:
             COUNTER.depth -= 1
         if COUNTER.active and COUNTER.depth == 0:
-            _count_function(name, plain_args, result, share)
+            _count_function(name, plain_args, result, share, plain_kwargs)
         if name in MOVEMENT_FUNCS:
             return _wrap(result, _weighted_share(tracked) if share else 0.0)
         return _wrap(result)
 
 
-def _count_function(name: str, plain_args: tuple, result: Any, share: float) -> None:
+def _count_function(name: str, plain_args: tuple, result: Any, share: float, kwargs: dict | None = None) -> None:
     """Add one NumPy function call's work to ``COUNTER`` (products by FLOP formula, else elements)."""
     COUNTER.events += 1
     if name == "einsum":
-        work = _einsum_flops(plain_args, result)
+        optimize = (kwargs or {}).get("optimize", False)
+        work = (optimize and _einsum_path_flops(plain_args, optimize)) or _einsum_flops(plain_args, result)
         COUNTER.matmul_flops += work
     elif name in MATMUL_FUNCS and len(plain_args) >= 2:
         a = np.asarray(plain_args[0])
@@ -260,7 +295,7 @@ def _product_hook(orig: Callable) -> Callable:
             result = orig(*args, **kwargs)
         finally:
             COUNTER.depth -= 1
-        _count_function(orig.__name__, args, result, 0.0)
+        _count_function(orig.__name__, args, result, 0.0, kwargs)
         return _wrap(result)
     return product
 
