@@ -1,7 +1,7 @@
-"""Bug: the angle table is always float32, also for float64 x.
+"""Bug: the angle table and its cos/sin are always float32, also for float64 x.
 
 Must fail: float64
-Mistake: float32_table_for_float64
+Mistake: float32_cos_sin_for_float64
 """
 import numpy as np
 
