@@ -68,3 +68,31 @@ def test_a_shift_by_the_mean_fails_hidden_values_at_every_seed_and_is_named(tmp_
         assert "hidden_values" in failed
         scores.add(card.score)
     assert len(scores) == 1
+
+
+def test_a_mutant_wrong_where_the_candidate_is_right_is_not_named(tmp_path: Path):
+    """An exponent clamped at -80 gives an all -inf slice uniform weights, as a -1e9 fill does; with no
+    mutant of its own in the bank, the -1e9 fill was the only one explaining all_neg_inf and was
+    named, though it raises on float16 (half_precision), which the clamped solution passed. A lone
+    mutant raising on a case the candidate passed is not named (``diagnosis.contradicted``); nor does a
+    mutant that is the reference on a failed case explain it (the clamp's -inf entries are 1e-35, not
+    exactly 0: neg_inf_entries lists no mutant). With the bank's exponent_clamped both checks name it."""
+    import copy
+
+    from grader.grading.exercise import get_exercise
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission
+    from grader.grading.trusted import TrustedInProcess
+
+    path = tmp_path / "bug_clamp_exponent.py"
+    path.write_text((Path(__file__).resolve().parent.parent / "submissions" / "samples" / "softmax" / "torch"
+                     / "bug_clamp_exponent.py").read_text(encoding="utf-8"))
+    full = get_exercise("softmax", track="torch")
+    without = copy.copy(full)
+    without.__dict__["mistakes"] = tuple(m for m in full.mistakes if m.name != "exponent_clamped")
+    for ex, want in ((without, set()), (full, {"exponent_clamped"})):
+        card = grade_submission(ex, path, seed=2, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+        failed = {c.id: c for c in card.checks if c.verdict != "passed"}
+        assert set(failed) == {"neg_inf_entries", "all_neg_inf"}
+        assert {c.details.get("mistake") for c in failed.values() if c.details.get("mistake")} == want
+        if not want:
+            assert not failed["neg_inf_entries"].details.get("mistakes_matching")

@@ -278,9 +278,22 @@ def explaining(failed: list[str], passed: list[str], candidate: dict[str, StepRe
     for name, run in mutants.items():
         ratio = (error_ratios or {}).get(name)
         if all(reproduces(candidate.get(s), run.steps.get(s), expected[s], golden[s], ratio) for s in failed) and \
-                all(passes(run.steps.get(s), expected[s], golden[s]) for s in passed):
+                all(passes(run.steps.get(s), expected[s], golden[s]) for s in passed) and \
+                not any(_is_reference(run.steps.get(s), expected[s], golden[s]) for s in failed):
             names.append(name)
     return names
+
+
+def _is_reference(mutant: StepResult | None, expected: StepResult, golden: StepResult) -> bool:
+    """Whether the mutant's result on a case is the reference's own (same structure, dtypes, kinds and
+    in-place edits, values within tolerance): a mutant that behaves like the reference where the
+    candidate failed does not explain that failure, even when the candidate's values are within
+    tolerance of it (a judge that asks more than closeness: -inf entries exactly 0)."""
+    if mutant is None or not expected.report.get("ok") or expected.report.get("exception"):
+        return False
+    if not mutant.report.get("ok") or mutant.report.get("exception"):
+        return False
+    return _arrays_match(mutant, expected, expected, golden)
 
 
 def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
@@ -311,15 +324,26 @@ def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
 
 def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, StepResult],
                  mutants: dict[str, RunResults], expected: dict[str, StepResult],
-                 golden: dict[str, StepResult]) -> bool:
+                 golden: dict[str, StepResult], passed_anywhere: list[str] = ()) -> bool:
     """Whether mutant ``name`` gets right a case the candidate got wrong in its values (``failed_anywhere``:
     the failed or errored value steps of every check): the mutant passes it, and the candidate's
     result is not the mutant's (values only; a wrong dtype or an input modified in place is another
     check's business). The candidate then has a mistake that this mutant does not make, so a check the
     mutant explains alone may be explained by that other mistake too (a mask that multiplies the
     scores looks like a -1e4 fill on scores around -1e5, and unlike it also fails every masked case):
-    no name is better than a wrong name."""
+    no name is better than a wrong name.
+
+    Likewise where the mutant raises on a case the candidate passed (``passed_anywhere``) and the
+    reference does not: a -1e9 fill gives an all -inf slice the same uniform weights as an exponent
+    clamped at -80, but it also raises on float16, which the clamped solution passed. (A mutant whose
+    values merely differ there may still be the candidate's mistake, written where a helper the
+    candidate did not reuse carries it further.)"""
     run = mutants[name]
+    for s in passed_anywhere:
+        m = run.steps.get(s)
+        if (m is not None and _raised(m) is not None and expected[s].report.get("ok")
+                and not expected[s].report.get("exception")):
+            return True
     for s in failed_anywhere:
         m = run.steps.get(s)
         if not passes(m, expected[s], golden[s]):

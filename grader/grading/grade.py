@@ -421,7 +421,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
 
     A value check is explained by mutants that reproduce the candidate's outputs on its failed cases
     and pass its passed ones; a lone one is not named when it gets right the values of a case the
-    candidate failed in any check (``diagnosis.contradicted``). A complexity check is explained by mutants whose ``Must fail:`` names
+    candidate failed, or raises on a case the candidate passed, in any check
+    (``diagnosis.contradicted``). A complexity check is explained by mutants whose ``Must fail:`` names
     it (and whose other named checks the candidate failed too) and whose measured series, replayed on
     the probe's steps, reproduces the candidate's on the larger half of the sweep
     (``diagnosis.explaining_cost``); a series judged by timing is never replayed.
@@ -519,7 +520,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
             names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants, expected.steps,
                                        golden.steps, ratios) or names
         if len(names) == 1 and diagnosis.contradicted(names[0], failed_anywhere, results.steps, mutants,
-                                                      expected.steps, golden.steps):
+                                                      expected.steps, golden.steps, passed_anywhere):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))

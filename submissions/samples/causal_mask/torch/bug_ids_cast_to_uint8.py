@@ -2,6 +2,7 @@
 negative pad tokens wrap around.
 
 Must fail: padding_mask
+Mistake: ids_cast_to_uint8
 """
 import torch
 
