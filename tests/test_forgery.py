@@ -460,6 +460,23 @@ def test_the_runner_stops_waiting_on_an_acknowledgement_of_frames_it_never_wrote
     assert runner.FrameSync(io.BytesIO(), None).wait() is None  # no handshake asked for
 
 
+def test_the_runner_never_blocks_on_acknowledgements_another_reader_took(monkeypatch):
+    """A submission's thread reading the acknowledgement descriptor can take the bytes select saw
+    before the runner reads them: the read must not block (for ever), the wait ends at its timeout."""
+    import threading  # noqa: PLC0415
+
+    sync, host = _runner_sync()
+    sync.write("import", b"{}")
+    monkeypatch.setattr(runner, "ACK_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(runner.select, "select", lambda r, w, x, t: (list(r), [], []))  # always "ready"
+    waiter = threading.Thread(target=sync.wait, daemon=True)
+    waiter.start()
+    waiter.join(5.0)
+    assert not waiter.is_alive(), "the runner blocked in a read of an empty acknowledgement pipe"
+    assert sync.fd is None and sync.acked == 0
+    os.close(host)
+
+
 def _stream() -> tuple[bytes, list[int]]:
     """Three frames (import, step a, step b) and the stream length after each."""
     buf, ends = io.BytesIO(), []

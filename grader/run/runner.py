@@ -524,7 +524,8 @@ class OutputCapture:
         self._count = 0
         self._total_kept = 0
         self._segment: tuple[bytes, int] | None = None
-        threading.Thread(target=self._drain, name="grader-output", daemon=True).start()
+        self._reader = threading.Thread(target=self._drain, name="grader-output", daemon=True)
+        self._reader.start()
 
     def _take(self, data: bytes) -> None:
         if data:
@@ -583,7 +584,9 @@ class OutputCapture:
             os.write(self._write, marker)
         except OSError:
             pass
-        if not self._seen.wait(timeout):  # the pipe is wedged (a hostile submission): close it anyway
+        # The reader is gone when the submission closed the pipe's read end (its descriptor): no
+        # marker can arrive, so the segment closes at once instead of after ``timeout`` at every step.
+        if not self._reader.is_alive() or not self._seen.wait(timeout):  # wedged or closed: close it anyway
             with self._lock:
                 self._marker = None
                 self._segment = (bytes(self._kept), self._count)
@@ -619,6 +622,13 @@ class FrameSync:
 
     def __init__(self, channel, fd: int | None):
         self.channel, self.fd = channel, fd
+        if fd is not None:
+            # non-blocking: bytes that select saw may be gone by the read (a submission's thread
+            # reading the same descriptor), and a blocking read would then never return
+            try:
+                os.set_blocking(fd, False)
+            except OSError:
+                self.fd = None
         self.written = 0
         self.acked = 0
         self._pending = b""
@@ -637,6 +647,8 @@ class FrameSync:
             try:
                 ready = select.select([self.fd], [], [], max(left, 0.0))[0] if left > 0 else []
                 data = os.read(self.fd, 4096) if ready else b""
+            except BlockingIOError:
+                continue
             except (OSError, ValueError):
                 data = b""
             if not data:
