@@ -360,6 +360,52 @@ def test_a_chunk_running_past_a_frame_leaves_both_steps_unobserved_and_missed():
     assert results.steps["b"].observed_peak_bytes is None and results.steps["b"].observed_peak_missed
 
 
+def _synced_stream(token_a: str | None) -> tuple[bytes, list[int]]:
+    """``_stream`` with steps a and b measured, a echoing ``token_a`` (None: no token) and b the token
+    ``"b0"`` (what the host acknowledged at a's frame in ``_synced_timeline``)."""
+    buf, ends = io.BytesIO(), []
+    write_frame(buf, "import", json.dumps({"ok": True}).encode())
+    ends.append(buf.tell())
+    for sid, token in (("a", token_a), ("b", "b0")):
+        report = {"id": sid, "ok": True, "measure": {"peak_bytes": 1}}
+        if token is not None:
+            report["sync_token"] = token
+        write_frame(buf, "step", encode_step_frame(report, {}))
+        ends.append(buf.tell())
+    return buf.getvalue(), ends
+
+
+def _synced_timeline(ends: list[int]) -> CpuTimeline:
+    """A timeline that marked the memory at each frame and acknowledged ``a0`` at the import frame
+    and ``b0`` at a's frame."""
+    marks = iter([(500, 100), (900, 150), (160, 120)])
+    timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None),
+                           sync=FrameSync(lambda b: None))
+    timeline.memory.mark = lambda: next(marks)
+    for end in ends:
+        timeline.sample(end)
+    timeline.tokens.update({ends[0]: "a0", ends[1]: "b0"})
+    return timeline
+
+
+@pytest.mark.parametrize("token_a", [None, "forged", "b0"])
+def test_a_measured_step_that_does_not_echo_the_token_acknowledged_before_it_is_missed(token_a):
+    """A runner whose acknowledgements were forged, stolen or skipped still writes its frames one by
+    one, so the host marks every boundary exactly; only the token proves it waited for the mark."""
+    data, ends = _synced_stream(token_a)
+    results = decode_stream(data)
+    attach_observed(results, _synced_timeline(ends))
+    assert results.steps["a"].observed_peak_bytes is None and results.steps["a"].observed_peak_missed
+    assert results.steps["b"].observed_peak_bytes == 160 - 150  # echoed its token: observed
+
+
+def test_a_measured_step_echoing_the_token_acknowledged_before_it_is_observed():
+    data, ends = _synced_stream("a0")
+    results = decode_stream(data)
+    attach_observed(results, _synced_timeline(ends))
+    assert results.steps["a"].observed_peak_bytes == 900 - 100 and not results.steps["a"].observed_peak_missed
+
+
 def test_nothing_is_missed_when_the_memory_could_never_be_read():
     data, ends = _stream()
     timeline = CpuTimeline(None, memory=MemoryWatch(lambda: None, lambda: True, lambda: None))
@@ -373,7 +419,7 @@ def test_nothing_is_missed_when_the_memory_could_never_be_read():
 def test_the_host_acknowledges_only_chunks_that_end_exactly_at_a_frame():
     data, ends = _stream()
     sent: list[int] = []
-    sync = FrameSync(lambda b: sent.append(int.from_bytes(b, "big")))
+    sync = FrameSync(lambda b: sent.append(int.from_bytes(b[:runner.COUNT_BYTES], "big")))
     marks: list[int] = []
     timeline = CpuTimeline(lambda: 1.0, sync=sync)
     timeline.sample = lambda total: marks.append(total)        # the mark comes before the ack
@@ -389,6 +435,7 @@ def test_the_host_acknowledges_only_chunks_that_end_exactly_at_a_frame():
     assert marks == [5, ends[0], ends[0] + 20, ends[2] - 3, ends[2]]   # every chunk is sampled
     assert acked_at == [ends[0], ends[2]] and sent == [1, 3]   # header split over two chunks: one frame
     assert not sync.broken and sync.frames == 3
+    assert sorted(timeline.tokens) == [ends[0], ends[2]] and len(set(timeline.tokens.values())) == 2
 
 
 def test_a_stream_that_is_not_frames_stops_the_acknowledgements():
@@ -423,6 +470,11 @@ def test_acknowledgements_to_a_runner_that_never_reads_never_block_the_host():
     runner_end.close()
 
 
+def _ack(count: int, token: bytes = b"\0" * 8) -> bytes:
+    """One acknowledgement as the host sends it: the frame count, then the token."""
+    return count.to_bytes(runner.COUNT_BYTES, "big") + token
+
+
 def _runner_sync():
     read_fd, write_fd = os.pipe()
     return runner.FrameSync(io.BytesIO(), read_fd), write_fd
@@ -434,13 +486,14 @@ def test_the_runner_waits_until_every_frame_written_is_acknowledged():
     sync, host = _runner_sync()
     sync.write("import", b"{}")
     sync.write("step", b"x")
-    answer = threading.Timer(0.2, lambda: (os.write(host, (1).to_bytes(8, "big")),
-                                           os.write(host, (2).to_bytes(8, "big")[:5]),
-                                           os.write(host, (2).to_bytes(8, "big")[5:])))
+    answer = threading.Timer(0.2, lambda: (os.write(host, _ack(1, b"\1" * 8)),
+                                           os.write(host, _ack(2, b"\2" * 8)[:5]),
+                                           os.write(host, _ack(2, b"\2" * 8)[5:])))
     answer.start()
     sync.wait()
     answer.join()
     assert (sync.acked, sync.written, sync.fd is not None) == (2, 2, True)
+    assert sync.token == (b"\2" * 8).hex()                     # the latest acknowledgement's token
     sync.wait()                                                 # nothing new written: returns at once
     os.close(host)
     sync.write("done", b"{}")
@@ -453,7 +506,7 @@ def test_the_runner_waits_until_every_frame_written_is_acknowledged():
 def test_the_runner_stops_waiting_on_an_acknowledgement_of_frames_it_never_wrote():
     sync, host = _runner_sync()
     sync.write("import", b"{}")
-    os.write(host, (7).to_bytes(8, "big"))
+    os.write(host, _ack(7))
     sync.wait()
     assert sync.fd is None and sync.acked == 0
     os.close(host)

@@ -57,8 +57,9 @@ Frame handshake (``runner.py --sync INPUT_DIR``; ``FrameSync``): the host reads 
 high-water mark at frame boundaries (``grader.sandbox.observe``), so around each measured step the
 runner blocks until the host has acknowledged every frame written so far: before the step starts
 and after its frame is written. An acknowledgement is the host's count of complete frames, 8 bytes
-big-endian, on the runner's stdin (``main`` keeps it on a private descriptor and gives fd 0
-``/dev/null``). Without ``--sync``, or on end of file, an error or ``ACK_TIMEOUT_S`` without an
+big-endian, then a random token, on the runner's stdin (``main`` keeps it on a private descriptor
+and gives fd 0 ``/dev/null``); a measured step's report echoes the token received before the step
+(``sync_token``), which only a runner that waited for the host can know. Without ``--sync``, or on end of file, an error or ``ACK_TIMEOUT_S`` without an
 answer, the runner stops waiting and goes on (never a hang charged to the candidate).
 """
 
@@ -605,8 +606,12 @@ def write_frame(channel, kind: str, payload: bytes) -> None:
 
 #: Command-line flag asking for the frame handshake (the sandboxes pass it; see the module docstring).
 SYNC_FLAG = "--sync"
-#: Bytes of one acknowledgement: the host's count of complete frames, unsigned big-endian.
-ACK_BYTES = 8
+#: Bytes of the frame count that starts an acknowledgement (unsigned big-endian).
+COUNT_BYTES = 8
+#: Bytes of one acknowledgement: the host's count of complete frames, then a random token of
+#: ``ACK_BYTES - COUNT_BYTES`` bytes that the runner echoes in the next measured step's report
+#: (``sync_token``, hex), so the host can tell a runner that waited for it from one that did not.
+ACK_BYTES = 16
 #: Seconds the runner waits for one acknowledgement before it stops waiting for the rest of the run.
 ACK_TIMEOUT_S = 10.0
 
@@ -631,6 +636,8 @@ class FrameSync:
                 self.fd = None
         self.written = 0
         self.acked = 0
+        #: hex of the token of the latest acknowledgement (of ``acked`` frames); None before any
+        self.token: str | None = None
         self._pending = b""
 
     def write(self, kind: str, payload: bytes) -> None:
@@ -656,12 +663,14 @@ class FrameSync:
                 return
             self._pending += data
             while len(self._pending) >= ACK_BYTES:
-                count = int.from_bytes(self._pending[:ACK_BYTES], "big")
+                count = int.from_bytes(self._pending[:COUNT_BYTES], "big")
+                token = self._pending[COUNT_BYTES:ACK_BYTES].hex()
                 self._pending = self._pending[ACK_BYTES:]
                 if count > self.written:
                     self.fd = None  # an acknowledgement of frames never written: not the host's
                     return
-                self.acked = max(self.acked, count)
+                if count >= self.acked:
+                    self.acked, self.token = count, token
 
 
 def load_submission(path: str, module_name: str = "submission"):
@@ -754,6 +763,8 @@ def main(argv: list[str] | None = None) -> int:
     def emit(report, out):
         report["forbidden_imports"] = list(attempts)
         report["printed"] = capture.cut()
+        if report.get("id") in measured:  # proof that the step began after the host's mark
+            report["sync_token"] = sync.token
         sync.write("step", encode_step_frame(report, out))
         if report.get("id") in measured:  # ...and at its own frame, before anything else runs
             sync.wait()

@@ -46,9 +46,13 @@ peaks (a temporary that lives between two samples), while a high-water mark rese
 boundaries misses nothing inside the window.
 
 The runner is inside the sandbox: a submission can patch it to skip the handshake (or exit early,
-or write frames in pieces). It gains nothing by it: a step whose window the host did not see exactly
-while its memory source was readable is marked ``observed_peak_missed``, and a probe whose largest
-sizes were missed this way carries an interviewer note (``grader.judge.forgery.memory_unobserved_flag``).
+or write frames in pieces, or feed the runner acknowledgements of its own). It gains nothing by it:
+each acknowledgement carries a fresh random token, which a measured step's report must echo
+(``sync_token``: the token acknowledged at the frame before the step, which a runner knows only once
+the host has marked there), and a step whose window the host did not see exactly, or whose token is
+not that one, while its memory source was readable is marked ``observed_peak_missed``, and a
+probe whose largest sizes were missed this way carries an interviewer note
+(``grader.judge.forgery.memory_unobserved_flag``).
 What the observation still cannot see: memory that is reserved but never touched (``np.empty``,
 ``np.zeros``: pages are resident once written), and work done outside the step's window altogether
 (at import, say, before any measured step): both only make the observed peak lower, which the
@@ -64,7 +68,7 @@ import threading
 from typing import Callable
 
 from grader.run.channel import RunResults
-from grader.run.runner import ACK_BYTES, FRAME_MAGIC
+from grader.run.runner import ACK_BYTES, COUNT_BYTES, FRAME_MAGIC
 
 CGROUP_ROOT = "/sys/fs/cgroup"
 _TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
@@ -334,13 +338,18 @@ class FrameSync:
                 self.frames += 1
         return bool(n) and not self.broken and self._left is None and not self._header
 
-    def ack(self) -> None:
-        """Send the count of complete frames (``runner.ACK_BYTES`` bytes, big-endian)."""
-        if self.send is not None:
-            try:
-                self.send(self.frames.to_bytes(ACK_BYTES, "big"))
-            except Exception:  # noqa: BLE001 - an observation must never break a run
-                self.send = None
+    def ack(self) -> str | None:
+        """Send the count of complete frames (``runner.COUNT_BYTES`` bytes, big-endian) and a fresh
+        random token (the rest of ``runner.ACK_BYTES``); return the token's hex (None: nothing sent)."""
+        if self.send is None:
+            return None
+        token = os.urandom(ACK_BYTES - COUNT_BYTES)
+        try:
+            self.send(self.frames.to_bytes(COUNT_BYTES, "big") + token)
+        except Exception:  # noqa: BLE001 - an observation must never break a run
+            self.send = None
+            return None
+        return token.hex()
 
 
 class CpuTimeline:
@@ -360,6 +369,8 @@ class CpuTimeline:
         self.sync = sync
         self.samples: list[tuple[int, float]] = []
         self.memory_samples: list[tuple[int, int, int]] = []
+        #: the token acknowledged at each exact frame boundary, by bytes of the stream received
+        self.tokens: dict[int, str] = {}
         self._lock = threading.Lock()
 
     def arrived(self, chunk: bytes, total_bytes: int) -> None:
@@ -368,7 +379,10 @@ class CpuTimeline:
         boundary = self.sync is not None and self.sync.feed(chunk)
         self.sample(total_bytes)
         if boundary:
-            self.sync.ack()
+            token = self.sync.ack()
+            if token is not None:
+                with self._lock:
+                    self.tokens[int(total_bytes)] = token
 
     def sample(self, total_bytes: int) -> None:
         """Record the CPU seconds (and the memory mark) now against ``total_bytes`` received (never
@@ -436,13 +450,23 @@ def attach_observed_memory(results: RunResults, timeline: CpuTimeline) -> None:
     the arrival of the frame before it, up to the arrival of its own (see ``CpuTimeline.peak_between``;
     host-side, nothing read from the frames but their boundaries). Unobserved steps keep None; those
     unobserved although the memory source was readable in this run get ``observed_peak_missed``
-    (under the handshake that happens only when the runner did not wait for the host)."""
+    (under the handshake that happens only when the runner did not wait for the host: a measured
+    step must echo the token the host acknowledged at the frame before it, ``sync_token``)."""
     readable = timeline.memory_readable
+    with timeline._lock:
+        tokens = dict(timeline.tokens)
     previous = None
     for kind, step_id, end in results.frame_ends:
         if kind == "step" and step_id in results.steps and previous is not None:
             step = results.steps[step_id]
             step.observed_peak_bytes = timeline.peak_between(previous, end)
+            measured = "measure" in step.report or "sync_token" in step.report
+            if timeline.sync is not None and measured and (
+                    tokens.get(previous) is None or step.report.get("sync_token") != tokens[previous]):
+                # a measured step that does not echo the token the host acknowledged at the frame
+                # before it began without waiting for the host's mark there: its window is not exact
+                # (the runner's wait patched out, its acknowledgements closed, forged or stolen)
+                step.observed_peak_bytes = None
             step.observed_peak_missed = readable and step.observed_peak_bytes is None
         previous = end
 

@@ -1,6 +1,7 @@
 """Hostile: puts its own pipe, full of acknowledgements of every frame count, in place of the
-runner's acknowledgement descriptor, so the runner never waits for the host: honest answers keep
-their full marks, and nothing is credited beyond them.
+runner's acknowledgement descriptor (the count, and a token it cannot know), so the runner never
+waits for the host: honest answers keep their full marks, and nothing is credited beyond them (the
+steps echo the wrong token: the memory probe carries an interviewer note).
 
 expect: graded
 passes: all
@@ -39,7 +40,7 @@ ACK_FD = _read_ends()[0]
 calls = 0
 _r, _w = os.pipe()
 os.dup2(_r, ACK_FD)
-os.write(_w, b"".join(i.to_bytes(8, "big") for i in range(1, 400)))
+os.write(_w, b"".join(i.to_bytes(8, "big") + bytes(8) for i in range(1, 400)))  # count, token
 
 
 def _hook(measured):
