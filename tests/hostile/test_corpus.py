@@ -170,7 +170,12 @@ def test_the_corpus_is_complete():
                    "sys_exit_at_import", "os_exit_at_import", "os_exit_mid_plan", "exit_mid_plan", "fake_pass_output",
                    "channel_close", "channel_devnull", "channel_forged_run", "returns_liar", "returns_ndarray_subclass",
                    "returns_object_dtype", "returns_nan", "returns_zero_d", "shadow_modules", "bait_npy_shape",
-                   "bait_zip_inflate", "bait_nested_json", "returns_enormous"):
+                   "bait_zip_inflate", "bait_nested_json", "returns_enormous",
+                   # the frame handshake (runner --sync): acknowledgements read, closed, forged; the wait
+                   # patched; stdout and the output capture broken; exits, sleeps and threads in measured steps
+                   "sync_stdin_read", "sync_ack_steal", "sync_ack_close", "sync_ack_forge", "sync_dup2_devnull",
+                   "sync_fake_frames_stdout", "sync_capture_close", "sync_patch_wait_skip", "sync_patch_wait_block",
+                   "sync_exit_measured", "sync_sleep_measured", "sync_thread_alloc"):
         assert needed in names
     for exp in EXPECTATIONS:
         assert "infrastructure_error" not in exp.status and exp.status
