@@ -96,3 +96,39 @@ def test_a_mutant_wrong_where_the_candidate_is_right_is_not_named(tmp_path: Path
         assert {c.details.get("mistake") for c in failed.values() if c.details.get("mistake")} == want
         if not want:
             assert not failed["neg_inf_entries"].details.get("mistakes_matching")
+
+
+CLIPPED_EINSUM = '''
+import numpy as np
+def softmax(x, axis=-1):
+    z = np.moveaxis(np.asarray(x), axis, -1)
+    e = np.exp(np.clip(z, -80.0, 80.0))          # clipped "against overflow" instead of a max shift
+    out = e / np.einsum("...k->...", e)[..., None]
+    return np.moveaxis(out, -1, axis).astype(np.asarray(x).dtype, copy=False)
+'''
+
+RESHAPED_BACK_LOOP = '''
+import numpy as np
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    rows = np.moveaxis(x, axis, -1).reshape(-1, x.shape[axis])
+    out = np.empty_like(rows)
+    for i, r in enumerate(rows):
+        m = r.max()
+        e = np.zeros_like(r) if np.isneginf(m) else np.exp(r - m)
+        s = e.sum()
+        out[i] = e / s if s > 0 else e
+    return out.reshape(x.shape)                   # reshaped back, not moved back
+'''
+
+
+def test_clipped_logits_and_a_reshape_back_are_named_in_another_style(tmp_path: Path):
+    """The bank's logits_clipped and reshaped_instead_of_moved_back (one-line edits of the reference)
+    name the same mistakes written in other styles (einsum sums; a loop over rows); before they were
+    in the bank, both samples failed with no name."""
+    from grader.grading.exercise import get_exercise
+    from mutant_helpers import assert_named_as
+
+    exercise = get_exercise("softmax", track="numpy")
+    assert_named_as(exercise, CLIPPED_EINSUM, "logits_clipped", tmp_path)
+    assert_named_as(exercise, RESHAPED_BACK_LOOP, "reshaped_instead_of_moved_back", tmp_path)

@@ -1,6 +1,7 @@
 """Wrong: logits clipped to [-80, 80] to 'avoid overflow' instead of subtracting the max.
 
 Must fail: large_logits, dtype_max, all_neg_inf
+Mistake: logits_clipped
 """
 import numpy as np
 

@@ -1,6 +1,7 @@
 """Wrong: moves the axis last, computes, then reshapes back to x.shape instead of moving the axis back.
 
 Must fail: axes, non_contiguous
+Mistake: reshaped_instead_of_moved_back
 """
 import numpy as np
 
