@@ -1,7 +1,10 @@
 import numpy as np
 
 from grader.judge.compare import compare_arrays
+from grader.judge.judges import JudgeContext, close
 from grader.judge.tolerance import Tolerance, tolerance_for
+from grader.run.channel import StepResult
+from grader.run.plan import Plan, Step
 
 
 def tol32():
@@ -59,3 +62,35 @@ def test_tolerance_floor_and_baseline_widening():
     assert wide.baseline_error == 1e-3
     assert wide.atol == 5e-3  # 5x the worst plain implementation's error
     assert tolerance_for("float64", None, golden).atol == 1e-11
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _result(arr):
+    return StepResult(report={"ok": True, "output": {"kind": "array", "key": "o", "dtype": arr.dtype.name,
+                                                     "shape": list(arr.shape)}}, arrays={"o": arr})
+
+
+def test_a_float64_case_given_float32_answers_is_judged_at_float32_tolerance():
+    """One mistake, one deduction: outside the float64 check, a float64 case is judged at the tolerance
+    of the reference computing it in float32 (``JudgeContext.float32``): float32 precision passes there,
+    a wrong answer still fails; without float32 answers (the float64 check) float32 precision fails."""
+    x = np.random.default_rng(0).standard_normal((6, 9)) * 3.0
+    golden = _softmax(x)                                         # float64
+    low = _softmax(x.astype(np.float32))                         # the reference in float32
+    in_float32 = low.astype(np.float64)                          # a candidate computing in float32, cast back
+    assert np.abs(in_float32 - golden).max() > 1e-9             # beyond float64's floor
+    step = Step(id="s", check="values", wire={"args": []})
+    ctx = lambda got, f32: JudgeContext(step=step, plan=Plan(), got=_result(got), expected=_result(golden),  # noqa: E731
+                                        golden=_result(golden), float32=f32)
+    judge = close()
+    assert judge(ctx(in_float32, _result(low))).verdict == "passed"
+    assert judge(ctx(in_float32, None)).verdict == "failed"
+    wrong = _softmax(x / 2.0)                                    # a wrong scale: far beyond float32 rounding
+    assert judge(ctx(wrong, _result(low))).verdict == "failed"
+    tol = ctx(in_float32, _result(low)).tolerance({"kind": "array", "dtype": "float64"}, [golden], golden,
+                                                 float32_array=lambda r: r.arrays["o"])
+    assert tol.dtype == "float32" and (tol.rtol, tol.atol) == (1.3e-6, max(1e-5, 5 * np.abs(low - golden).max()))

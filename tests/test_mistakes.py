@@ -44,7 +44,7 @@ def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id, track):
     (in every track: the torch banks are separate files)."""
     exercise = get_exercise(exercise_id, track=track)
     plan = build_plan(exercise, 7)
-    expected, golden, _ = answers_for(exercise, 7, plan)
+    expected, golden, _, _ = answers_for(exercise, 7, plan)
     runs = {m.name: diagnosis.run_mutant(m, plan) for m in exercise.mistakes}
     steps = diagnosis.value_steps(plan)
     wrong = {n for n, r in runs.items()
@@ -199,3 +199,37 @@ def test_the_stub_is_not_diagnosed_as_a_missing_value_error(exercise_id):
                             trusted_runner=TrustedInProcess("stub.py", _MEASURE_LOCK))
     assert card.score == 0
     assert not any(c.details.get("mistake") for c in card.checks)
+
+
+FLOAT32_INTERNALS = [(i, t) for i, t in BANKED_TRACKS
+                     if any(m.name == "float32_internals" for m in get_exercise(i, track=t).mistakes)]
+
+
+def test_every_exercise_with_a_float64_check_banks_float32_internals():
+    with_float64 = {(i, t) for i, t in BANKED_TRACKS if "float64" in {c.id for c in get_exercise(i, track=t).checks}}
+    assert len(with_float64) == 16 and set(FLOAT32_INTERNALS) == with_float64
+
+
+@pytest.mark.parametrize("exercise_id, track", FLOAT32_INTERNALS)
+def test_float64_computed_in_float32_fails_the_float64_check_only(exercise_id, track):
+    """One mistake, one deduction (issue 15): float64 input computed in float32 and cast back was
+    charged on every check holding a float64 case (gqa lost 14 of 26 points). Float64 cases outside
+    the `float64` check are now judged at float32 tolerance, so the mutant fails that check alone
+    (softmax also `dtype_max`: logits near float64's largest value overflow float32 to inf, NaN out),
+    and is named as itself."""
+    exercise = get_exercise(exercise_id, track=track)
+    mistake = next(m for m in exercise.mistakes if m.name == "float32_internals")
+    expected = {"float64", "dtype_max"} if exercise_id == "softmax" else {"float64"}
+    assert set(mistake.must_fail) == expected
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "float32_internals.py"
+        path.write_text(mistake.source, encoding="utf-8")
+        card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+    failed = {c.id for c in card.checks if c.verdict != "passed"}
+    assert failed == expected
+    f64 = next(c for c in card.checks if c.id == "float64")
+    assert f64.verdict == "failed" and "not close" in f64.message
+    named = {c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
+    assert named <= {"float32_internals"}
+    if exercise_id != "rope":  # rope: float32_table_for_float64 explains it too, so neither is named
+        assert named == {"float32_internals"}

@@ -227,14 +227,16 @@ def _remember(key: tuple, plan: Plan, answers: tuple) -> None:
 
 
 def answers_for(exercise: Exercise, seed: int, plan: Plan,
-                device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults]]:
-    """Run the reference on ``plan`` three ways and remember the answers for this (exercise, seed),
+                device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults], RunResults]:
+    """Run the reference on ``plan`` four ways and remember the answers for this (exercise, seed),
     in this process and on disk (``grader.grading.reference_cache``).
 
     Returns:
-        ``(expected, golden, baselines)``: the reference in the plan's dtypes (with measurements),
-        the reference with floating inputs promoted to float64 (unmeasured), and each of the
-        exercise's ``baselines/`` in the plan's dtypes (unmeasured).
+        ``(expected, golden, baselines, float32)``: the reference in the plan's dtypes (with
+        measurements), the reference with floating inputs promoted to float64 (unmeasured), each of
+        the exercise's ``baselines/`` in the plan's dtypes (unmeasured), and the reference with float64
+        inputs rounded to float32 (``Plan.float32``, unmeasured; no steps when no input is float64):
+        the float32 tolerance of float64 cases outside the exercise's precision check (``_judge_all``).
     """
     ref_file = str(exercise.reference_path)
     if plan.uses_torch():
@@ -252,7 +254,12 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan,
     baselines = [run_in_process(_unmeasured(wire), plan.arrays,
                                 _import_file(p, f"grader_baseline_{p.stem}"), str(p))
                  for p in exercise.baseline_paths]
-    answers = (expected, golden, baselines)
+    float32 = RunResults()
+    if plan.has_float64():
+        f32_wire, f32_arrays = plan.float32()
+        float32 = run_in_process(_unmeasured({**f32_wire, "audit_ops": False}), f32_arrays,
+                                 exercise.load_reference(), ref_file)
+    answers = (expected, golden, baselines, float32)
     _remember(_cache_key(exercise, seed, device), plan, answers)
     reference_cache.store(exercise, seed, device, answers)
     return answers
@@ -389,9 +396,30 @@ def _same_verdict_everywhere(exercise: Exercise, verdict: Verdict, message: str)
     return _check_results(exercise, {c.id: [("", Outcome(verdict, message))] for c in exercise.checks})
 
 
+#: The check that alone demands float64 accuracy of float64 inputs (every exercise with float64
+#: inputs names it so); float64 cases of other checks are judged at float32 tolerance.
+PRECISION_CHECK = "float64"
+
+
+def at_float32(exercise: Exercise, plan: Plan, float32: RunResults) -> dict[str, StepResult]:
+    """The float32-internals answers (``Plan.float32``) of the steps whose float64 cases are judged at
+    float32 tolerance: every step outside the exercise's precision check (``PRECISION_CHECK``).
+
+    One mistake, one deduction: a float64 input computed in float32 and cast back is wrong only in
+    precision, so only the check about float64 precision fails it; every other check still fails a
+    wrong answer, whose error is far beyond float32 rounding. Exercises without that check have no
+    float64-precision clause and keep float64 tolerance everywhere (an empty result).
+    """
+    if PRECISION_CHECK not in {c.id for c in exercise.checks}:
+        return {}
+    return {s.id: float32.steps[s.id] for s in plan.steps
+            if s.check != PRECISION_CHECK and s.id in float32.steps and float32.steps[s.id].report.get("ok")}
+
+
 def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunResults,
                not_run_reason: str, baselines: list[RunResults] = (),
                step_verdicts: dict[str, list[tuple[str, Verdict]]] | None = None,
+               float32: dict[str, StepResult] | None = None,
                ) -> dict[str, list[tuple[str, Outcome]]]:
     outcomes: dict[str, list[tuple[str, Outcome]]] = {}
     for step in plan.steps:
@@ -402,7 +430,8 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
                            candidate_steps=run.results.steps, expected_steps=expected.steps,
                            golden_steps=golden.steps, not_run_reason=not_run_reason,
                            baselines=[b.steps[step.id] for b in baselines
-                                      if step.id in b.steps and b.steps[step.id].report.get("ok")])
+                                      if step.id in b.steps and b.steps[step.id].report.get("ok")],
+                           float32=(float32 or {}).get(step.id))
         outcome = step.judge(ctx)
         outcomes.setdefault(step.check, []).append((step.describe or step.id, outcome))
         if step_verdicts is not None:
@@ -412,7 +441,8 @@ def _judge_all(plan: Plan, run: SandboxRun, expected: RunResults, golden: RunRes
 
 def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
                step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
-               expected: RunResults, golden: RunResults) -> tuple[CheckResult, ...]:
+               expected: RunResults, golden: RunResults,
+               float32: dict[str, StepResult] | None = None) -> tuple[CheckResult, ...]:
     """Name the mistake behind each failed (or errored) check by replaying the exercise's mistake bank
     (``grader.grading.diagnosis``): exactly one mutant explaining the check gives
     ``Likely mistake: <its diagnosis>`` and ``details["mistake"]`` (several explaining a value check are
@@ -420,8 +450,10 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     hand-written hint (``details["mistakes_matching"]`` lists them for the interviewer).
 
     A value check is explained by mutants that reproduce the candidate's outputs on its failed cases
-    and pass its passed ones; a lone one is not named when it gets right the values of a case the
-    candidate failed, or raises on a case the candidate passed, in any check
+    and pass its passed ones, each case at the tolerance its judge used (``float32``: the
+    float32-internals answers of float64 cases judged at float32 tolerance, from ``at_float32``); a
+    lone one is not named when it gets right the values of a case the candidate failed, or raises on a
+    case the candidate passed, in any check
     (``diagnosis.contradicted``). A complexity check is explained by mutants whose ``Must fail:`` names
     it (and whose other named checks the candidate failed too) and whose measured series, replayed on
     the probe's steps, reproduces the candidate's on the larger half of the sweep
@@ -434,7 +466,10 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
         return checks
     bank = tuple((m.name, hashlib.sha256(m.source.encode("utf-8")).hexdigest()) for m in exercise.mistakes)
     by_name = {m.name: m for m in exercise.mistakes}
-    checks = _apply_value_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden, bank)
+    # the tolerance of each case is set by the answer its judge used: float32-internals for the float64
+    # cases judged at float32 tolerance (diagnosis reads an answer's dtype and error, nothing else)
+    basis = RunResults(steps={**expected.steps, **(float32 or {})})
+    checks = _apply_value_bank(exercise, plan, seed, device, checks, step_verdicts, results, basis, golden, bank)
     replayed: set[str] = set()
     failed_ids = {c.id for c in checks if c.verdict != str(Verdict.PASSED)}
     out = []
@@ -626,7 +661,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
             pending = pool.submit(answers_for, exercise, seed, plan, device) if answers is None else None
             run, restarted = run_with_restarts(backend, job, limits, say)
-            expected, golden, baselines = pending.result() if pending is not None else answers
+            expected, golden, baselines, float32 = pending.result() if pending is not None else answers
         if run.infrastructure_error:
             raise SandboxUnavailable(run.infrastructure_error)
 
@@ -696,7 +731,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                                   f"{run.exit_code}){extra}; steps that finished were graded.")
                 not_run = f"the submission's process ended early (exit code {run.exit_code})"
         step_verdicts: dict[str, list[tuple[str, Verdict]]] = {}
-        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines, step_verdicts)
+        float32 = at_float32(exercise, plan, float32)
+        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines, step_verdicts, float32)
         if run.oom_killed:
             outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
                                if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
@@ -707,7 +743,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                               f"so the checks after them were still graded." + (f" {status_message}" if status_message
                                                                                  else ""))
         say("diagnosing")
-        checks = apply_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden)
+        checks = apply_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden,
+                            float32)
         missing = _missing_entry_points(results)
         if missing:  # said once, at the status; the checks point there
             checks = _say_missing_once(checks, missing)

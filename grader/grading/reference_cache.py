@@ -31,7 +31,7 @@ import numpy as np
 from grader import __version__
 from grader.run.channel import RunResults, StepResult
 
-FORMAT = 1
+FORMAT = 2
 _MANIFEST = "__manifest__"
 _RUN_DIR = Path(__file__).resolve().parent.parent / "run"
 
@@ -141,8 +141,8 @@ def _decode(npz) -> list[RunResults]:
     return runs
 
 
-def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list[RunResults]] | None:
-    """The cached ``(expected, golden, baselines)`` (as ``grade.answers_for`` returns them), or None on
+def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list[RunResults], RunResults] | None:
+    """The cached ``(expected, golden, baselines, float32)`` (as ``grade.answers_for`` returns them), or None on
     a miss, when disabled, or when the entry cannot be read (a torn or foreign file is removed)."""
     if not enabled():
         return None
@@ -157,27 +157,28 @@ def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
             runs = _decode(npz)
-        expected, golden, *baselines = runs
+        expected, golden, float32, *baselines = runs
     except Exception:  # noqa: BLE001 - unreadable entry: a miss, and it goes
         path.unlink(missing_ok=True)
         return None
-    return expected, golden, baselines
+    return expected, golden, baselines, float32
 
 
-def store(exercise, seed: int, device: str, answers: tuple[RunResults, RunResults, list[RunResults]]) -> Path | None:
+def store(exercise, seed: int, device: str,
+          answers: tuple[RunResults, RunResults, list[RunResults], RunResults]) -> Path | None:
     """Write ``answers`` atomically (temp file in the same folder, then ``os.replace``). Returns the
     entry's path, or None when disabled or when it could not be written (the cache is an
     optimisation: a failure to store never fails a grading)."""
     if not enabled():
         return None
-    expected, golden, baselines = answers
+    expected, golden, baselines, float32 = answers
     tmp = None
     try:
         path = entry_path(exercise, seed, device)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".ref-", suffix=".npz", dir=path.parent)
         with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **_encode([expected, golden, *baselines]))
+            np.savez(fh, **_encode([expected, golden, float32, *baselines]))
         os.replace(tmp, path)
         return path
     except (OSError, TypeError, ValueError):

@@ -46,6 +46,9 @@ class JudgeContext:
         not_run_reason: why the candidate's step has no result (crash, timeout), if known.
         baselines: results of other plain correct implementations (the exercise's ``baselines/``)
             for this step, in the case's dtype; they widen the tolerance (``grader.judge.tolerance``).
+        float32: the reference's result with float64 inputs rounded to float32 (``Plan.float32``),
+            given for steps outside the exercise's float64-precision check; float64 values of this
+            step are then judged at float32 tolerance (``tolerance``). None: the case's own dtype.
     """
 
     step: Step
@@ -58,6 +61,28 @@ class JudgeContext:
     golden_steps: dict[str, StepResult] = field(default_factory=dict)
     not_run_reason: str = "the submission stopped before this step ran"
     baselines: list[StepResult] = field(default_factory=list)
+    float32: StepResult | None = None
+
+    def tolerance(self, exp_desc: dict, plain: list[np.ndarray | None], golden: np.ndarray,
+                  factor: float = DEFAULT_FACTOR, float32_array: Callable[[StepResult], np.ndarray | None] = None,
+                  ) -> Tolerance:
+        """The tolerance of one compared array whose reference descriptor is ``exp_desc``.
+
+        Normally the tolerance of the case's dtype, set by the ``plain`` implementations' error
+        (``grader.judge.tolerance.tolerance_for``). A float64 array of a step given ``float32``
+        answers (outside the exercise's precision check) is judged at float32 tolerance, set by the
+        error the reference makes computing that case in float32: one mistake, one deduction, a
+        float64 input computed in float32 fails only the check about float64 precision, while a wrong
+        answer, far beyond float32 rounding, still fails here.
+
+        Args:
+            float32_array: picks the same array out of the ``float32`` result (None: not available).
+        """
+        if self.float32 is not None and float32_array is not None and dtype_name(exp_desc) == "float64":
+            low = float32_array(self.float32)
+            if low is not None and low.shape == golden.shape:
+                return tolerance_for("float32", [low], golden, factor)
+        return tolerance_for(dtype_name(exp_desc), plain, golden, factor)
 
     def arg(self, which: int | str) -> Any:
         """The host's copy of an argument of this step, by position or keyword (arrays as NumPy)."""
@@ -168,7 +193,8 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
     One mistake, one deduction: values are compared under the tolerance of the *input's* dtype
     (the reference's output dtype) whatever dtype the candidate returned, so a right answer in the
     wrong dtype fails ``dtype_preserved`` only, and an input modified in place fails
-    ``inputs_unchanged`` only.
+    ``inputs_unchanged`` only; float64 cases outside the float64 check are judged at float32
+    tolerance (``JudgeContext.tolerance``), so float64 computed in float32 fails that check only.
     """
 
     def judge(ctx: JudgeContext) -> Outcome:
@@ -195,7 +221,7 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
                                {"output": name, "got_shape": list(got.shape),
                                 "expected_shape": list(golden.shape)})
             plain = [output_array(ctx.expected, path)] + [output_array(b, path) for b in ctx.baselines]
-            tol = tolerance_for(dtype_name(exp_desc), plain, golden, factor)
+            tol = ctx.tolerance(exp_desc, plain, golden, factor, lambda r, p=path: output_array(r, p))
             cmp = compare_arrays(name, got, golden, tol)
             per_output[name] = cmp.details
             if not cmp.ok:
@@ -307,6 +333,12 @@ def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext
     return judge
 
 
+def _gradient_array(result: StepResult, label: str) -> np.ndarray | None:
+    """The gradient of ``label`` a step's result holds, or None."""
+    desc = (result.report.get("gradients") or {}).get(label) or {}
+    return result.arrays.get(desc["key"]) if desc.get("kind") == "array" else None
+
+
 def _nonfinite_where_finite(got: np.ndarray, golden: np.ndarray) -> tuple[int, tuple[int, ...]] | None:
     """(count, first index) of NaN/inf entries of ``got`` where ``golden`` is finite, or None."""
     if got.dtype.kind not in "fc" or got.shape != golden.shape:
@@ -369,7 +401,8 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
                     message = f"Likely mistake: {hint}\n{message}"
                 return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count,
                                                          **({"diagnosis": hint} if hint else {})})
-            tol = tolerance_for(dtype_name(exp_desc), ctx.expected.arrays[exp_desc["key"]], golden, factor)
+            tol = ctx.tolerance(exp_desc, [ctx.expected.arrays[exp_desc["key"]]], golden, factor,
+                                lambda r, lb=label: _gradient_array(r, lb))
             cmp = compare_arrays(name, got, golden, tol)
             per_label[label] = cmp.details
             if not cmp.ok:

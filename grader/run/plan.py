@@ -94,6 +94,31 @@ class Plan:
                     arg["dtype"] = "float64"
         return wire, arrays
 
+    def has_float64(self) -> bool:
+        """Whether any input is float64 (a float64 array, or a tensor argument asking for float64)."""
+        return any(v.dtype == np.float64 for v in self.arrays.values()) or any(
+            a.get("dtype") == "float64" for s in self.steps for a in _step_args(s.wire) if "tensor" in a)
+
+    def float32(self) -> tuple[dict, dict[str, np.ndarray]]:
+        """The same plan with every float64 input rounded to float32 (the float32-internals answer).
+
+        What a program that computes float64 input in float32 (and casts back) sees: the reference
+        run on it gives the error of a plain float32 computation on the float64 cases, the tolerance
+        at which checks other than the float64 one judge those cases (``grader.judge.judges``).
+
+        Returns:
+            ``(wire_plan, arrays)``: tensor arguments of float64 ask for ``float32``; float64 arrays
+            are cast to ``float32``; every other input is unchanged.
+        """
+        with np.errstate(over="ignore"):  # beyond float32's range becomes inf, as a float32 cast does
+            arrays = {k: (v.astype(np.float32) if v.dtype == np.float64 else v) for k, v in self.arrays.items()}
+        wire = copy.deepcopy(self.wire())
+        for step in wire["steps"]:
+            for arg in _step_args(step):
+                if "tensor" in arg and arg.get("dtype") == "float64":
+                    arg["dtype"] = "float32"
+        return wire, arrays
+
     def step(self, step_id: str) -> Step:
         """The step with id ``step_id``.
 

@@ -1,0 +1,12 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    d_k = query.shape[-1]\n',
+          '    d_k = query.shape[-1]\n    dtype = query.dtype\n    query, key = (t.float() if t.dtype == torch.float64 else t for t in (query, key))\n'),
+         ('    return _softmax_last(scores)\n',
+          '    return _softmax_last(scores).to(dtype)\n'),
+         ('    output = weights @ value ',
+          '    low = torch.float32 if value.dtype == torch.float64 else value.dtype\n    output = (weights.to(low) @ value.to(low)).to(value.dtype) ')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

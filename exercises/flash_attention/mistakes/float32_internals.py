@@ -1,0 +1,10 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    B, H, L_q, d = q.shape\n',
+          '    dtype = q.dtype\n    if dtype == torch.float64:\n        q, k, v = q.float(), k.float(), v.float()\n    B, H, L_q, d = q.shape\n'),
+         ('    return torch.where(seen, acc / torch.where(seen, l, torch.ones_like(l)), torch.zeros_like(acc))',
+          '    return torch.where(seen, acc / torch.where(seen, l, torch.ones_like(l)), torch.zeros_like(acc)).to(dtype)')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

@@ -1,0 +1,10 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    B, H, L_q, d = q.shape\n',
+          '    dtype = q.dtype\n    if dtype == np.float64:\n        q, k, v = (np.asarray(t, np.float32) for t in (q, k, v))\n    B, H, L_q, d = q.shape\n'),
+         ('    return out.astype(q.dtype)',
+          '    return out.astype(dtype)')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

@@ -1,0 +1,10 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    B, L, D = x.shape\n',
+          '    dtype = x.dtype\n    if dtype == torch.float64:\n        x, W_q, W_k, W_v, W_o = (t.float() for t in (x, W_q, W_k, W_v, W_o))\n    B, L, D = x.shape\n'),
+         ('    return y @ W_o ',
+          '    return (y @ W_o).to(dtype) ')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

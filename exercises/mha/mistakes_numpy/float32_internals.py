@@ -1,0 +1,10 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    B, L_q, D = query.shape\n',
+          '    dtype = query.dtype\n    if dtype == np.float64:\n        query, key, value, W_q, W_k, W_v, W_o = (np.asarray(t, np.float32) for t in (query, key, value, W_q, W_k, W_v, W_o))\n    B, L_q, D = query.shape\n'),
+         ('    return (y @ W_o).astype(query.dtype, copy=False)',
+          '    return (y @ W_o).astype(dtype, copy=False)')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

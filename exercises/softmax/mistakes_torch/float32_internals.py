@@ -1,0 +1,13 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64, dtype_max
+
+Logits near float64's largest value overflow float32 (inf, then NaN): float64's range is lost with its
+precision, so `dtype_max` fails too.
+"""
+PATCH = [('    m = torch.amax(x, dim=axis, keepdim=True).detach()',
+          '    dtype = x.dtype\n    x = x.float() if dtype == torch.float64 else x\n    m = torch.amax(x, dim=axis, keepdim=True).detach()'),
+         ('    return torch.where(s > 0, e / safe, torch.zeros_like(e))',
+          '    return torch.where(s > 0, e / safe, torch.zeros_like(e)).to(dtype)')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)

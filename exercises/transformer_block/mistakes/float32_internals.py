@@ -1,0 +1,10 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [('    p = params\n',
+          '    dtype = x.dtype\n    p = params\n    if dtype == torch.float64:\n        x, p = x.float(), {name: t.float() for name, t in params.items()}\n'),
+         ('    return h + f @ p["W_2"] + p["b_2"] ',
+          '    return (h + f @ p["W_2"] + p["b_2"]).to(dtype) ')]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)
