@@ -245,3 +245,42 @@ def test_x_overwritten_in_place_fails_inputs_unchanged_alone(exercise, ref):
     assert failed == {"inputs_unchanged"}
     check = next(c for c in card.checks if c.id == "inputs_unchanged")
     assert "Modified its input in place: x" in check.message
+
+
+def _load_sample(path):
+    spec = importlib.util.spec_from_file_location(f"kv_sample_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_torch_recomputing_kv_fails_decode_complexity_only_not_gradients():
+    """One mistake, one deduction (issue 15): recomputing the cached tokens' K/V with the decode call's
+    weights gives the right values, and makes the gradients of that call's W_k/W_v include the cached
+    tokens (the contract's cache is filled without gradients, constants). Recomputing is
+    decode_complexity's mistake; the gradient cases after a filled cache compare x, W_q and W_o, on
+    which the two agree, so `gradients` passes it, while a detached new key/value still fails there."""
+    import torch  # noqa: PLC0415
+
+    torch_samples = SAMPLES / "torch"
+    recompute = _load_sample(torch_samples / "bug_recompute_kv.py").CachedAttention(16, 4)
+    cached = _load_sample(torch_samples / "correct_cat.py").CachedAttention(16, 4)
+    gen = torch.Generator().manual_seed(0)
+    W0 = [torch.randn(16, 16, generator=gen, dtype=torch.float64) / 4 for _ in range(4)]
+    prefill, new = torch.randn(2, 4, 16, generator=gen, dtype=torch.float64), torch.randn(2, 1, 16, generator=gen, dtype=torch.float64)
+    grads = {}
+    for name, attn in (("recompute", recompute), ("cached", cached)):
+        attn.forward(prefill, *W0)                                  # cache filled without gradients
+        x, W = new.clone().requires_grad_(True), [w.clone().requires_grad_(True) for w in W0]
+        out = attn.forward(x, *W)
+        out.backward(torch.ones_like(out))
+        grads[name] = {"out": out.detach(), "x": x.grad, "W_q": W[0].grad, "W_k": W[1].grad, "W_o": W[3].grad}
+    torch.testing.assert_close(grads["recompute"]["out"], grads["cached"]["out"])
+    for label in ("x", "W_q", "W_o"):
+        torch.testing.assert_close(grads["recompute"][label], grads["cached"][label])
+    assert not torch.allclose(grads["recompute"]["W_k"], grads["cached"]["W_k"])   # the cached tokens' share
+
+    exercise = get_exercise("kv_cache", track="torch")
+    for sample, check in (("bug_recompute_kv.py", "decode_complexity"), ("bug_detached_kv.py", "gradients")):
+        card = grade_submission(exercise, torch_samples / sample, sandbox="process", seed=5)
+        assert {c.id for c in card.checks if c.verdict != "passed"} == {check}, sample
