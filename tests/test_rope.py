@@ -296,3 +296,34 @@ def apply_rope(x, positions, base=10000.0):
     return (xw * np.cos(emb) + rot * np.sin(emb)).astype(x.dtype)
 ''', encoding="utf-8")
     assert failed(judge_in_process("rope", path, track="numpy")) == {"positions_types"}
+
+
+@pytest.mark.parametrize("track", ["torch", "numpy"])
+def test_half_precision_is_judged_at_float32_internals_and_float16_internals_fails_it_alone(track, tmp_path):
+    """The contract rotates float16/bfloat16 at float32: the half-precision tolerance comes from
+    float32 internals (the Hugging Face style baseline rotated in half precision and widened it), and
+    a rotation computed in half precision (angles included) fails `half_precision` and nothing else."""
+    from grader.grading.grade import _MEASURE_LOCK, answers_for, grade_submission  # noqa: PLC0415
+    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+    from grader.judge.judges import dtype_name, output_array, output_descriptor  # noqa: PLC0415
+    from grader.judge.tolerance import tolerance_for  # noqa: PLC0415
+    from mutant_helpers import mutant_file  # noqa: PLC0415
+
+    ex = get_exercise("rope", track=track)
+    plan = build_plan(ex, 3)
+    expected, golden, baselines, _ = answers_for(ex, 3, plan)
+    half = [s for s in plan.steps if s.check == "half_precision" and s.judge is not None]
+    assert half and ex.baseline_paths
+    for step in half:
+        exp, gold = output_array(expected.steps[step.id]), output_array(golden.steps[step.id])
+        # golden is the complex-multiplication oracle; the reference's half answer is it rounded once
+        ctx = JudgeContext(step=step, plan=plan, got=None, expected=expected.steps[step.id], golden=golden.steps[step.id])
+        x, pos = np.asarray(ctx.arg(0), np.float64), np.asarray(ctx.arg(1))
+        np.testing.assert_allclose(gold, _complex_oracle(x, pos), rtol=1e-12, atol=1e-12)
+        own = tolerance_for(dtype_name(output_descriptor(expected.steps[step.id])), [exp], gold)
+        widened = tolerance_for(own.dtype, [exp] + [output_array(b.steps[step.id]) for b in baselines], gold)
+        assert widened.atol == pytest.approx(own.atol, rel=1e-9)   # the baseline rotates at float32 too
+    path = mutant_file("rope", "float16_internals", tmp_path, track=track)
+    card = grade_submission(ex, path, seed=3, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"half_precision"}
+    assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {"float16_internals"}

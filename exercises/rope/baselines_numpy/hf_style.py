@@ -1,9 +1,10 @@
 """Baseline, NumPy track: RoPE the way Hugging Face's LLaMA applies it, translated to NumPy.
 
 The cos/sin table is built at float32 (float64 for float64 input) through an outer product with
-frequencies from exp/log, cast to the input's dtype, and the rotation runs in the input's dtype
-(float16 arithmetic for float16 input). Correct; it runs on the host only, beside the reference,
-so that the tolerance covers this standard formulation (see ``grader.judge.tolerance``).
+frequencies from exp/log, and the rotation runs at that precision: float16 input is rotated at
+float32 and cast back, as the contract asks (Hugging Face rotates half input in its own dtype; the
+tolerance of float16 cases comes from float32 internals only). It runs on the host only, beside the
+reference, so that the tolerance covers this standard formulation (see ``grader.judge.tolerance``).
 """
 
 import math
@@ -18,6 +19,7 @@ def apply_rope(x, positions, base=10000.0):
     inv_freq = np.exp(np.arange(0, d, 2, dtype=table) * table(-math.log(base) / d))   # (d/2,)
     freqs = np.outer(np.asarray(positions).astype(table), inv_freq)                  # (L, d/2)
     emb = np.concatenate([freqs, freqs], axis=-1)                                     # (L, d)
-    cos, sin = np.cos(emb).astype(x.dtype), np.sin(emb).astype(x.dtype)               # (L, d)
-    rotated = np.concatenate([-x[..., d // 2:], x[..., : d // 2]], axis=-1)           # (..., L, d)
-    return x * cos + rotated * sin                                                    # (..., L, d)
+    cos, sin = np.cos(emb), np.sin(emb)                                               # (L, d)
+    xw = x.astype(table)                                                              # float16 -> float32
+    rotated = np.concatenate([-xw[..., d // 2:], xw[..., : d // 2]], axis=-1)         # (..., L, d)
+    return (xw * cos + rotated * sin).astype(x.dtype)                                 # (..., L, d)
