@@ -233,3 +233,18 @@ def test_float64_computed_in_float32_fails_the_float64_check_only(exercise_id, t
     assert named <= {"float32_internals"}
     if exercise_id != "rope":  # rope: float32_table_for_float64 explains it too, so neither is named
         assert named == {"float32_internals"}
+
+
+BASELINES = [(i, t, p.name) for i in exercise_ids() for t in get_exercise(i).tracks
+             for p in get_exercise(i, track=t).baseline_paths]
+
+
+@pytest.mark.parametrize("exercise_id, track, name", BASELINES)
+def test_every_baseline_is_graded_full_marks(exercise_id, track, name):
+    """A baseline sets tolerances as a correct plain implementation; graded as a submission, it must be
+    one (softmax's torch logsumexp baseline had a NaN gradient on all -inf slices, diagnosed as a mistake)."""
+    exercise = get_exercise(exercise_id, track=track)
+    path = next(p for p in exercise.baseline_paths if p.name == name)
+    card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
+    assert card.all_passed, [(c.id, c.message.splitlines()[0]) for c in card.checks if c.verdict != "passed"]
+    assert not any(c.details.get("mistake") for c in card.checks)

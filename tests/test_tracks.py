@@ -352,6 +352,21 @@ def test_torch_softmax_reference_matches_torch(module, shape, axis, dtype):
     torch.testing.assert_close(torch.autograd.grad(ours, x, g)[0], torch.autograd.grad(theirs, x, g)[0])
 
 
+def test_logsumexp_baseline_gradient_is_zero_on_an_all_neg_inf_slice():
+    """torch.logsumexp of an all -inf slice has a NaN backward (exp(-inf - -inf)); the baseline never
+    takes it there, so its gradient matches torch.softmax's on finite rows and is 0 on that slice."""
+    sm = _load(ROOT / "exercises" / "softmax" / "baselines_torch" / "logsumexp.py").softmax
+    x = torch.tensor([[0.5, float("-inf"), 2.0], [float("-inf")] * 3, [1e3, 1e3 - 1.0, -2.0]],
+                     dtype=torch.float64, requires_grad=True)
+    g = torch.tensor([[1.0, 2.0, -1.0], [3.0, -2.0, 1.0], [0.5, -1.5, 2.0]], dtype=torch.float64)
+    (grad,) = torch.autograd.grad(sm(x), x, g)
+    rows = x.detach()[[0, 2]].requires_grad_(True)
+    (want,) = torch.autograd.grad(torch.softmax(rows, dim=-1), rows, g[[0, 2]])
+    torch.testing.assert_close(grad[[0, 2]], want)
+    assert torch.equal(grad[1], torch.zeros(3, dtype=torch.float64))
+    assert torch.equal(sm(x.detach())[1], torch.zeros(3, dtype=torch.float64))
+
+
 def test_torch_softmax_reference_edge_values():
     sm = _load(ROOT / "reference" / "softmax_torch.py").softmax
     x = torch.tensor([[0.0, float("-inf"), 1.0], [float("-inf")] * 3, [1e4, 1e4 - 1.0, -1e4]], dtype=torch.float32)

@@ -21,6 +21,8 @@ def _rotate_half(x):
 def apply_rope(x, positions, base=10000.0):
     """Rotate ``x`` (..., L, d) by its positions (L,) the way ``transformers`` does; same shape and dtype."""
     d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"the last axis of x must be even, got d={d}")
     table = torch.float64 if x.dtype == torch.float64 else torch.float32
     inv_freq = torch.exp(torch.arange(0, d, 2, dtype=table) * (-math.log(base) / d))  # (d/2,)
     freqs = torch.outer(torch.as_tensor(positions).to(table), inv_freq)                # (L, d/2)

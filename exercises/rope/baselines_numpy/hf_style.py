@@ -15,6 +15,8 @@ import numpy as np
 def apply_rope(x, positions, base=10000.0):
     """Rotate ``x`` (..., L, d) by its positions (L,); same shape and dtype."""
     d = x.shape[-1]
+    if d % 2:
+        raise ValueError(f"the last axis of x must be even, got d={d}")
     table = np.float64 if x.dtype == np.float64 else np.float32
     inv_freq = np.exp(np.arange(0, d, 2, dtype=table) * table(-math.log(base) / d))   # (d/2,)
     freqs = np.outer(np.asarray(positions).astype(table), inv_freq)                  # (L, d/2)

@@ -10,7 +10,8 @@ import torch
 
 def softmax(x: torch.Tensor, axis: int = -1) -> torch.Tensor:
     """Softmax of ``x`` along ``axis`` (same shape and dtype; zeros for an all -inf slice)."""
-    lse = torch.logsumexp(x, dim=axis, keepdim=True)                 # (..., 1, ...) in x.dtype
-    finite = torch.isfinite(lse)
-    out = torch.exp(x - torch.where(finite, lse, torch.zeros_like(lse)))
-    return torch.where(finite, out, torch.zeros_like(out))
+    empty = torch.isneginf(x).all(dim=axis, keepdim=True)            # (..., 1, ...) an all -inf slice
+    xs = torch.where(empty, torch.zeros_like(x), x)                  # no logsumexp of an all -inf slice:
+    lse = torch.logsumexp(xs, dim=axis, keepdim=True)                # its backward would be NaN (0 * inf)
+    out = torch.exp(xs - lse)                                        # same shape as x
+    return torch.where(empty, torch.zeros_like(out), out)            # all -inf slice -> zeros, gradient 0
