@@ -172,10 +172,15 @@ def test_additive_inf_mask_with_nan_to_num_fails_only_the_gradient_edge_cases():
         assert o.details["nonfinite"] > 0 and o.details["gradient"] == "query"
 
 
-def test_forward_nan_on_masked_rows_is_named_as_such_in_the_gradient_check(tmp_path):
+def test_forward_nan_on_masked_rows_is_charged_to_the_forward_not_the_gradient_check(tmp_path):
+    """One mistake, one deduction: NaN output rows make the gradient NaN too; the gradient cases are
+    skipped without charge and fully_masked_rows alone charges the mistake."""
     outcomes = judge_in_process("mha", mutant_file("mha", "nan_fully_masked_rows", tmp_path))
     bad = [o for o in outcomes["grad_edge_cases"] if o.verdict != "passed"]
-    assert bad and all("the output itself is NaN" in o.message for o in bad)
+    assert bad and all(o.verdict == "skipped" and o.details["charged"] is False
+                       and o.message.startswith("Gradient not judged: the forward output") for o in bad)
+    assert all(o.details["forward"]["nan_count"] > 0 for o in bad)
+    assert failed(outcomes) == {"fully_masked_rows"}
 
 
 @pytest.mark.parametrize("track, sample", [(None, "bug_float_mask_to_bias_in_place.py"),

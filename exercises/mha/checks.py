@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close, output_array,
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -134,9 +134,6 @@ FULLY_MASKED_NAN = (
     "the gradient is NaN where a query row is fully masked: the softmax of an all -inf row has no derivative, "
     "so NaN flows back even when the forward output is repaired afterwards (e.g. with nan_to_num). Fill masked "
     "scores with a finite value such as torch.finfo(dtype).min, and set the weights of fully masked rows to 0.")
-FULLY_MASKED_OUTPUT_NAN = (
-    "the output itself is NaN where a query row is fully masked (softmax over only -inf is 0/0), so its "
-    "gradient is too: such rows must get weights 0 and output 0.")
 
 
 def _mask_of(ctx: JudgeContext) -> np.ndarray | None:
@@ -149,8 +146,8 @@ def _mask_of(ctx: JudgeContext) -> np.ndarray | None:
 def nonfinite_gradient(ctx: JudgeContext, label: str, got: np.ndarray) -> str | None:
     """Name the cause of NaN/inf in a gradient: a fully masked query row, when the case has one and
     (for the gradient of ``query``, which feeds only the query side) the non-finite entries lie only
-    in such rows; when the forward output itself is NaN, say so instead. None otherwise (no named
-    mistake is better than a wrong one). In self-attention (gqa's ``x``) the NaN of a masked row
+    in such rows (a NaN forward output never gets here: ``gradients_close`` skips a case whose forward
+    is wrong). None otherwise (no named mistake is better than a wrong one). In self-attention (gqa's ``x``) the NaN of a masked row
     reaches every row through the keys, so it cannot be localised."""
     mask = _mask_of(ctx)
     if mask is None:
@@ -159,9 +156,6 @@ def nonfinite_gradient(ctx: JudgeContext, label: str, got: np.ndarray) -> str | 
     empty = ~keep.any(axis=-1)                                              # (B|1, H|1, L_q|1)
     if not empty.any():
         return None
-    out = output_array(ctx.got) if ctx.got is not None else None
-    if out is not None and out.dtype.kind in "fc" and not np.isfinite(out).all():
-        return FULLY_MASKED_OUTPUT_NAN
     if label == "query" and got.ndim == 3:
         rows = np.broadcast_to(empty.any(axis=1), got.shape[:2])            # (B, L_q) fully masked in a head
         bad = ~np.isfinite(got).all(axis=-1)                                # (B, L_q)

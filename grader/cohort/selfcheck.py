@@ -66,6 +66,7 @@ class SelfcheckRow:
 
     Attributes:
         kind: reference, stub, correct, bug (a sample file) or mistake (a mutant of the bank).
+        failed_checks: checks that cost the file points (``CheckResult.deducted``), in plan order.
         scores: score per seed graded (``--seeds N``); ``ok`` is False when they differ.
         mistake: the mistake the file makes (a mutant's own name, a bug sample's ``Mistake:`` line).
         diagnosed: mistake names the scorecard named (``details["mistake"]`` of its checks).
@@ -101,7 +102,7 @@ def _relative(path: Path) -> str:
 
 def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard,
                wanted: list[str] | None = None) -> SelfcheckRow:
-    failed = [c.id for c in card.checks if c.verdict != "passed"]
+    failed = [c.id for c in card.checks if c.deducted]  # a skip without charge is no deduction
     row = SelfcheckRow(exercise=exercise.id, file=_relative(path), kind=kind, expectation="", status=card.status,
                        score=card.score, max_score=card.max_score, failed_checks=failed, track=exercise.track)
     row.infrastructure = card.status == Status.INFRASTRUCTURE_ERROR

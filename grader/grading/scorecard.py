@@ -34,7 +34,7 @@ class CheckResult:
         category: correctness, edge_case, stability, gradient, api or complexity.
         visibility: public or hidden.
         verdict: a ``Verdict`` value.
-        points: points earned (``max_points`` when passed, else 0).
+        points: points earned (``max_points`` when passed or skipped without charge, else 0).
         max_points: points available.
         message: why it did not pass, in a sentence a candidate understands ("" when passed).
         details: numbers: errors, tolerances, shapes, cases run, diagnosis.
@@ -49,6 +49,12 @@ class CheckResult:
     max_points: float
     message: str = ""
     details: dict = field(default_factory=dict)
+
+    @property
+    def deducted(self) -> bool:
+        """Whether the check cost points: not passed, and not skipped without charge (a probe that could
+        not judge, a gradient not judged because its forward is wrong)."""
+        return self.verdict != Verdict.PASSED and self.points < self.max_points
 
 
 @dataclass(frozen=True)

@@ -220,8 +220,7 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
                 return Outcome(Verdict.FAILED, shape_message(name, got.shape, golden.shape) + ".",
                                {"output": name, "got_shape": list(got.shape),
                                 "expected_shape": list(golden.shape)})
-            plain = [output_array(ctx.expected, path)] + [output_array(b, path) for b in ctx.baselines]
-            tol = ctx.tolerance(exp_desc, plain, golden, factor, lambda r, p=path: output_array(r, p))
+            tol = _output_tolerance(ctx, path, exp_desc, golden, factor)
             cmp = compare_arrays(name, got, golden, tol)
             per_output[name] = cmp.details
             if not cmp.ok:
@@ -234,6 +233,14 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
         return Outcome(Verdict.PASSED, "", per_output)
 
     return judge
+
+
+def _output_tolerance(ctx: JudgeContext, path: Sequence[int], exp_desc: dict, golden: np.ndarray,
+                      factor: float) -> Tolerance:
+    """The tolerance of the output at ``path``: set by the reference and the baselines in the case's
+    dtype, or by float32 internals for a float64 case outside the float64 check (``JudgeContext.tolerance``)."""
+    plain = [output_array(ctx.expected, path)] + [output_array(b, path) for b in ctx.baselines]
+    return ctx.tolerance(exp_desc, plain, golden, factor, lambda r: output_array(r, path))
 
 
 def inputs_modified(ctx: JudgeContext) -> Outcome | None:
@@ -333,6 +340,28 @@ def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext
     return judge
 
 
+def _forward_wrong(ctx: JudgeContext, factor: float) -> Outcome | None:
+    """SKIPPED, not charged, when the forward output a gradient case differentiated (the returned
+    array, or the first item of a returned tuple) is wrong: a gradient is judged given a right forward.
+
+    One mistake, one deduction: a mistake in the forward pass (a wrong scale, NaN in fully masked
+    rows) gives a gradient that is wrong only because the function is, and the value checks charge it
+    already. A forward that is right with a wrong, missing or non-finite gradient still fails. None
+    when the forward is right (or not an array: the gradient judgment says what is missing).
+    """
+    path = (0,) if (output_descriptor(ctx.golden) or {}).get("kind") == "tuple" else ()
+    exp_desc, golden = output_descriptor(ctx.expected, path), output_array(ctx.golden, path)
+    got = output_array(ctx.got, path)
+    if exp_desc is None or golden is None or got is None or tuple(got.shape) != tuple(golden.shape):
+        return None
+    cmp = compare_arrays("output", got, golden, _output_tolerance(ctx, path, exp_desc, golden, factor))
+    if cmp.ok:
+        return None
+    return Outcome(Verdict.SKIPPED, "Gradient not judged: the forward output of this case is wrong (charged to "
+                   "the value checks); the gradient is judged where the forward is right.",
+                   {"charged": False, "forward": cmp.details})
+
+
 def _gradient_array(result: StepResult, label: str) -> np.ndarray | None:
     """The gradient of ``label`` a step's result holds, or None."""
     desc = (result.report.get("gradients") or {}).get(label) or {}
@@ -357,7 +386,8 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
 
     A gradient with NaN/inf entries where golden's is finite fails with its own message (how many
     entries, where the first is) before any tolerance comparison; ``details["nonfinite"]`` counts
-    them.
+    them. A case whose forward output is wrong is ``skipped`` and not charged (``_forward_wrong``):
+    the gradient of a wrong function is that function's mistake, charged by the value checks.
 
     Args:
         labels: the labelled tensor arguments whose gradients are compared, in order.
@@ -370,6 +400,9 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
         failed = failure_from_exception(ctx)
         if failed:
             return failed
+        wrong_forward = _forward_wrong(ctx, factor)
+        if wrong_forward is not None:
+            return wrong_forward
         got_grads = ctx.got.report.get("gradients") or {}
         exp_grads = ctx.expected.report.get("gradients") or {}
         gold_grads = ctx.golden.report.get("gradients") or {}
