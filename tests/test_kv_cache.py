@@ -167,11 +167,12 @@ def test_use_cache_false_that_appends_fails_state_check_only(exercise, tmp_path)
 CONCAT = "correct_concat.py"
 _MISTAKES_IN_ANOTHER_STYLE = {
     # computed in float32 by other ops than the mutant's: the two agree only to float32 rounding, so the
-    # float64 case names the mistake only because both results are compared at float32's floor
+    # float64 case names the mistake only because both results are compared at float32's floor; the
+    # hidden float64 sequence is judged at float32 tolerance (only `float64` demands float64 accuracy)
     "computed_in_float32": ([("        B, L, D = x.shape\n        q, k, v",
                               "        x, W_q, W_k, W_v, W_o = (a.astype(np.float32) for a in (x, W_q, W_k, W_v, W_o))\n"
                               "        B, L, D = x.shape\n        q, k, v")],
-                            {"float64": "failed", "dtype_preserved": "failed", "hidden_sequences": "failed"}),
+                            {"float64": "failed", "dtype_preserved": "failed", "hidden_sequences": "passed"}),
     # the next sequence's values are appended to stale ones: forward raises, and the errored check is
     # named because the mutant raises the same exception type on the same case and passes the others
     "clear_cache_keeps_values": ([("                k = np.concatenate((self.k_cache, k), axis=2)\n",
@@ -211,7 +212,8 @@ def test_one_line_mistake_in_another_style_is_named_by_the_bank(exercise, tmp_pa
     checks = {c.id: c for c in card.checks}
     for check, verdict in must.items():
         assert checks[check].verdict == verdict, (check, checks[check].message)
-        assert checks[check].details.get("mistake") == name, (check, checks[check].message)
+        if verdict != "passed":
+            assert checks[check].details.get("mistake") == name, (check, checks[check].message)
     named = {c.details.get("mistake") for c in card.checks if c.details.get("mistake")}
     assert named == {name}          # no check blames another mistake
 

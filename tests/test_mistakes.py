@@ -248,3 +248,44 @@ def test_every_baseline_is_graded_full_marks(exercise_id, track, name):
     card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
     assert card.all_passed, [(c.id, c.message.splitlines()[0]) for c in card.checks if c.verdict != "passed"]
     assert not any(c.details.get("mistake") for c in card.checks)
+
+
+def test_a_gradient_is_judged_given_a_right_forward(tmp_path):
+    """One mistake, one deduction: NaN in an all -inf slice's forward output makes its gradient NaN
+    too; the gradient case is skipped without charge (the value check charges the forward), while a
+    right forward with a NaN gradient still fails `gradients` with its own diagnosis."""
+    exercise = get_exercise("softmax", track="torch")
+    cards = {}
+    for name in ("nan_all_neg_inf", "nan_gradient_all_neg_inf"):
+        path = mutant_file("softmax", name, tmp_path, track="torch")
+        cards[name] = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
+    forward_wrong = {c.id: c for c in cards["nan_all_neg_inf"].checks}
+    assert {c.id for c in cards["nan_all_neg_inf"].checks if c.deducted} == {"all_neg_inf"}
+    grads = forward_wrong["gradients"]
+    assert grads.verdict == "skipped" and grads.points == grads.max_points
+    assert grads.message.startswith("Gradient not judged: the forward output of this case is wrong")
+    assert grads.details["forward"]["nan_count"] > 0
+    backward_wrong = {c.id: c for c in cards["nan_gradient_all_neg_inf"].checks}
+    assert {c.id for c in cards["nan_gradient_all_neg_inf"].checks if c.deducted} == {"gradients"}
+    assert backward_wrong["gradients"].verdict == "failed" and backward_wrong["gradients"].details["nonfinite"] > 0
+
+
+@pytest.mark.parametrize("exercise_id, track, name, deducted", [
+    # the dtype of half input is dtype_preserved's alone (half_precision judged it too)
+    ("softmax", "torch", "computes_in_float32", {"float64", "dtype_max", "dtype_preserved"}),
+    # float64, large_scores and half_precision hold no causal case: a causal mistake is the causal checks'
+    ("flash_attention", "torch", "causal_top_left", {"causal_bottom_right", "hidden_values"}),
+    ("flash_attention", "numpy", "causal_block_short", {"causal", "causal_bottom_right", "hidden_values"}),
+    # the calls that fill a cache before a gradient case are set-up, not value cases of `gradients`
+    ("kv_cache", "torch", "logits_divided_by_d_k",
+     {"prefill_decode", "chunked_prefill", "no_cache_output", "no_cache_state", "cache_contents", "long_sequence",
+      "clear_cache", "batch", "float64", "hidden_sequences"}),
+    # an in-place rotation that returns the rotated result keeps the right gradient
+    ("rope", "torch", "rotated_in_place", {"input_unchanged"}),
+])
+def test_a_narrow_mistake_costs_only_the_checks_about_it(exercise_id, track, name, deducted, tmp_path):
+    exercise = get_exercise(exercise_id, track=track)
+    path = mutant_file(exercise_id, name, tmp_path, track=track)
+    card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
+    assert {c.id for c in card.checks if c.deducted} == deducted
+    assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {name}

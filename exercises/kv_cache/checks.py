@@ -250,7 +250,9 @@ class _Scenario:
         return sum(self.b.plan.arrays[n].shape[1] for n in self.past)
 
     def forward(self, L: int, *, use_cache: bool = True, check: str | None = None, judge=None,
-                grad: bool = False) -> str:
+                grad: bool = False, judged: bool = True) -> str:
+        """Add a ``forward`` call of ``L`` new tokens; ``judged=False`` makes it set-up only (the cache a
+        later judged call reads), judged by no check."""
         self.n += 1
         x = self.rng.standard_normal((self.B, L, self.D)).astype(self.dtype)
         xname = f"{self.name}.x{self.n}"
@@ -270,7 +272,8 @@ class _Scenario:
             desc += ", gradients of x and every weight"
         step = self.b.method(check or self.check, self.name, "forward",
                              [self.b.input(xname, x, track=self.track, label="x", requires_grad=grad), *weights],
-                             kwargs, judge=judge or close(diagnose=diagnose), backward=backward,
+                             kwargs, judge=(judge or close(diagnose=diagnose)) if judged else None,
+                             backward=backward,
                              describe=desc, step_id=f"{self.name}.forward{self.n}",
                              meta={"x": xname, "past": list(self.past), "every": list(self.every),
                                    "W": [w.get("array", w.get("tensor")) for w in self.W],
@@ -409,11 +412,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
         # mistake (one mistake, one deduction), so these cases judge x, W_q and W_o; W_k/W_v are judged
         # on the prefill above, and a detached new key/value still shows in the gradient of x.
         cached = gradients_close(("x", "W_q", "W_o"))
+        # the calls that fill the cache are set-up, not value cases of this check (prefill_decode's)
         s = _Sequence(b, "grad_decode", rng, B=2, D=16, H=4, check="gradients")
-        s.forward(4)
+        s.forward(4, judged=False)
         s.forward(1, grad=True, judge=cached)
         s = _Sequence(b, "grad_chunk", rng, B=1, D=16, H=2, dtype=np.float64, check="gradients")
-        s.forward(3)
+        s.forward(3, judged=False)
         s.forward(3, grad=True, judge=cached)
 
     # Hidden sequences: the same kinds at every seed (heads, dtype, a batch of several sequences, a

@@ -253,7 +253,8 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             xh = _case(rng, (3, 6))
             xh[1, 2] = -np.inf
             add("half_precision", xh, -1, dtype=half, note="one -inf entry")
-            add("half_precision", _case(rng, (2, 6)), -1, dtype=half, judge_fn=dtype_preserved())
+            # the dtype of half input is dtype_preserved's to judge (one mistake, one deduction)
+            add("dtype_preserved", _case(rng, (2, 6)), -1, dtype=half, judge_fn=dtype_preserved())
 
     # Hidden cases: the same kinds at every seed (shape class, axis, dtype, value scale); the seed
     # only draws the sizes (2 to 8, never 1, so every axis matters) and the values.

@@ -6,4 +6,4 @@ PATCH = [("return (xw * cos + rotated * sin).to(x.dtype)",
           "out = (xw * cos + rotated * sin).to(x.dtype)\n"
           "    with torch.no_grad():\n"
           "        x.copy_(out)\n"
-          "    return x.clone()")]
+          "    return out")]

@@ -5,4 +5,5 @@ Must fail: float64
 PATCH = [('    work = np.float64 if x.dtype == np.float64 else np.float32',
           '    work = np.float32')]
 
-REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)
+# no REPLAY_ERROR_RATIO: float32_table_for_float64 has one, and a float32 table is the larger part of this
+# mistake's error, so with a ratio each would explain the other's candidates (neither named)
