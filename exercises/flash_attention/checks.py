@@ -226,10 +226,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     c.add("causal_bottom_right", rng, B=2, H=2, L_q=14, L_k=6, block_size=4, causal=True,
           note="L_q > L_k: the first 8 rows see no key and give 0")
     c.add("float64", rng, B=2, H=2, L_q=15, block_size=4, dtype="float64", drift=3.0)
-    # float64, large_scores and half_precision judge precision and stability without a causal mask: a
-    # causal mistake is the causal checks' to charge (one mistake, one deduction), here it would cost 3 more
+    # float64 and half_precision judge precision without a causal mask: a causal mistake is the causal
+    # checks' to charge (one mistake, one deduction). large_scores keeps its square causal case (a causal
+    # loop that stops a block short fails it too): without the mask, scores in the hundreds over 12 keys
+    # exceed what a correct running log-sum-exp (correct_running_logsumexp.py) keeps in float32
     c.add("float64", rng, B=1, H=2, L_q=11, L_k=18, block_size=5, dtype="float64")
-    c.add("large_scores", rng, B=1, H=2, L_q=12, block_size=4, scale=12.0,
+    c.add("large_scores", rng, B=1, H=2, L_q=12, block_size=4, scale=12.0, causal=True,
           note="scores in the hundreds (exp would overflow without the running max)")
     c.add("large_scores", rng, B=1, H=2, L_q=10, block_size=3, scale=12.0, dtype="float64")
     # its own stream, so the cases after it keep their inputs: a running max started at 0 instead of
