@@ -342,24 +342,25 @@ def all_of(*judges: Callable[[JudgeContext], Outcome]) -> Callable[[JudgeContext
 
 def _forward_wrong(ctx: JudgeContext, factor: float) -> Outcome | None:
     """SKIPPED, not charged, when the forward output a gradient case differentiated (the returned
-    array, or the first item of a returned tuple) is wrong: a gradient is judged given a right forward.
+    array, or the first item of a returned tuple) is NaN or inf where the answer is finite.
 
-    One mistake, one deduction: a mistake in the forward pass (a wrong scale, NaN in fully masked
-    rows) gives a gradient that is wrong only because the function is, and the value checks charge it
-    already. A forward that is right with a wrong, missing or non-finite gradient still fails. None
-    when the forward is right (or not an array: the gradient judgment says what is missing).
+    One mistake, one deduction: NaN in the forward pass (fully masked rows, an all -inf slice) makes
+    the gradient NaN only because the output is, and the value checks charge it already. Only a
+    non-finite forward is excused, never one that is merely off: how far off a subtly wrong forward is
+    (eps outside a square root) varies from case to case, so excusing it would make the gradient
+    checks' verdict depend on the hidden seed; a finite wrong forward is judged, and a wrong function
+    has a wrong gradient. None when the forward is finite (or not an array: the gradient judgment
+    says what is missing).
     """
     path = (0,) if (output_descriptor(ctx.golden) or {}).get("kind") == "tuple" else ()
     exp_desc, golden = output_descriptor(ctx.expected, path), output_array(ctx.golden, path)
     got = output_array(ctx.got, path)
-    if exp_desc is None or golden is None or got is None or tuple(got.shape) != tuple(golden.shape):
+    if exp_desc is None or golden is None or got is None or _nonfinite_where_finite(got, golden) is None:
         return None
     cmp = compare_arrays("output", got, golden, _output_tolerance(ctx, path, exp_desc, golden, factor))
-    if cmp.ok:
-        return None
-    return Outcome(Verdict.SKIPPED, "Gradient not judged: the forward output of this case is wrong (charged to "
-                   "the value checks); the gradient is judged where the forward is right.",
-                   {"charged": False, "forward": cmp.details})
+    return Outcome(Verdict.SKIPPED, "Gradient not judged: the forward output of this case is NaN or inf where "
+                   "the answer is finite (charged to the value checks); the gradient is judged where the "
+                   "forward is finite.", {"charged": False, "forward": cmp.details})
 
 
 def _gradient_array(result: StepResult, label: str) -> np.ndarray | None:
@@ -386,8 +387,8 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
 
     A gradient with NaN/inf entries where golden's is finite fails with its own message (how many
     entries, where the first is) before any tolerance comparison; ``details["nonfinite"]`` counts
-    them. A case whose forward output is wrong is ``skipped`` and not charged (``_forward_wrong``):
-    the gradient of a wrong function is that function's mistake, charged by the value checks.
+    them. A case whose forward output is NaN/inf where golden's is finite is ``skipped`` and not
+    charged (``_forward_wrong``): its NaN gradient is the forward's mistake, charged by the value checks.
 
     Args:
         labels: the labelled tensor arguments whose gradients are compared, in order.
