@@ -469,7 +469,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     # the tolerance of each case is set by the answer its judge used: float32-internals for the float64
     # cases judged at float32 tolerance (diagnosis reads an answer's dtype and error, nothing else)
     basis = RunResults(steps={**expected.steps, **(float32 or {})})
-    checks = _apply_value_bank(exercise, plan, seed, device, checks, step_verdicts, results, basis, golden, bank)
+    checks = _apply_value_bank(exercise, plan, seed, device, checks, step_verdicts, results, basis, golden, bank,
+                               strict=expected)
     replayed: set[str] = set()
     failed_ids = {c.id for c in checks if c.verdict != str(Verdict.PASSED)}
     out = []
@@ -521,8 +522,13 @@ def _named(check: CheckResult, names: list[str], by_name: dict, details: dict) -
 
 def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: tuple[CheckResult, ...],
                       step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
-                      expected: RunResults, golden: RunResults, bank: tuple) -> tuple[CheckResult, ...]:
-    """The value-check half of ``apply_bank`` (replay of outputs on the failed cases)."""
+                      expected: RunResults, golden: RunResults, bank: tuple,
+                      strict: RunResults | None = None) -> tuple[CheckResult, ...]:
+    """The value-check half of ``apply_bank`` (replay of outputs on the failed cases).
+
+    ``expected`` sets each case's tolerance as its judge did (float32 internals for relaxed float64
+    cases); ``strict`` (default: ``expected``) the case's own dtype, for the tie-break between several
+    explaining mutants, where the finer tolerance tells two float32 mistakes apart on float64 cases."""
     # a check that errored (the candidate raised) is replayed too: a mutant raising the same exception
     # type on the same cases, and passing the others, explains it
     wrong = (str(Verdict.FAILED), str(Verdict.ERROR))
@@ -552,8 +558,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         ratios = {m.name: m.error_ratio for m in exercise.mistakes if m.error_ratio}
         names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps, ratios)
         if len(names) > 1:  # tie-break: the one that is the candidate on every case, in any check
-            names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants, expected.steps,
-                                       golden.steps, ratios) or names
+            names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants,
+                                       (strict or expected).steps, golden.steps, ratios) or names
         if len(names) == 1 and diagnosis.contradicted(names[0], failed_anywhere, results.steps, mutants,
                                                       expected.steps, golden.steps, passed_anywhere):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
