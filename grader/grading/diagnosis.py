@@ -270,16 +270,19 @@ def passes(mutant: StepResult | None, expected: StepResult, golden: StepResult) 
 
 def explaining(failed: list[str], passed: list[str], candidate: dict[str, StepResult],
                mutants: dict[str, RunResults], expected: dict[str, StepResult],
-               golden: dict[str, StepResult], error_ratios: dict[str, float] | None = None) -> list[str]:
+               golden: dict[str, StepResult], error_ratios: dict[str, float] | None = None,
+               reference: dict[str, StepResult] | None = None) -> list[str]:
     """Names of the mutants that explain a check: they reproduce the candidate on every ``failed``
     step and pass every ``passed`` step (step ids of one check). ``error_ratios``: the
-    ``REPLAY_ERROR_RATIO`` of the mutants that declare one, by name (``grader.judge.mistakes``)."""
+    ``REPLAY_ERROR_RATIO`` of the mutants that declare one, by name (``grader.judge.mistakes``).
+    ``expected`` sets each case's tolerance (as its judge did); ``reference`` (default ``expected``)
+    is the reference's own result, which a mutant must not be on a failed case."""
     names = []
     for name, run in mutants.items():
         ratio = (error_ratios or {}).get(name)
         if all(reproduces(candidate.get(s), run.steps.get(s), expected[s], golden[s], ratio) for s in failed) and \
                 all(passes(run.steps.get(s), expected[s], golden[s]) for s in passed) and \
-                not any(_is_reference(run.steps.get(s), expected[s], golden[s]) for s in failed):
+                not any(_is_reference(run.steps.get(s), (reference or expected)[s], golden[s]) for s in failed):
             names.append(name)
     return names
 

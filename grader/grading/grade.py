@@ -527,7 +527,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     """The value-check half of ``apply_bank`` (replay of outputs on the failed cases).
 
     ``expected`` sets each case's tolerance as its judge did (float32 internals for relaxed float64
-    cases); ``strict`` (default: ``expected``) the case's own dtype, for the tie-break between several
+    cases); ``strict`` (default: ``expected``) is the reference's own answer in the case's dtype: it
+    decides whether a mutant is the reference on a failed case, and breaks ties between several
     explaining mutants, where the finer tolerance tells two float32 mistakes apart on float64 cases."""
     # a check that errored (the candidate raised) is replayed too: a mutant raising the same exception
     # type on the same cases, and passing the others, explains it
@@ -556,7 +557,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
             out.append(check)
             continue
         ratios = {m.name: m.error_ratio for m in exercise.mistakes if m.error_ratio}
-        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps, ratios)
+        names = diagnosis.explaining(failed, passed, results.steps, mutants, expected.steps, golden.steps, ratios,
+                                     reference=(strict or expected).steps)
         if len(names) > 1:  # tie-break: the one that is the candidate on every case, in any check
             names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants,
                                        (strict or expected).steps, golden.steps, ratios) or names
