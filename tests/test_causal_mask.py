@@ -12,6 +12,7 @@ import pytest
 from grader.grading.exercise import get_exercise, project_root
 from grader.grading.grade import grade_submission
 from grader.judge.mistakes import apply_patch
+from attention_helpers import judge_in_process
 from mutant_helpers import assert_named_as, mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples" / "causal_mask"
@@ -218,3 +219,45 @@ def test_a_squeezed_batch_of_one_kv_len_zero_and_ids_cast_to_bytes_are_caught(ch
                             trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
     assert check in {c.id for c in card.checks if c.verdict != "passed"}
     assert card.score < card.max_score
+
+
+STYLED_MASKS = '''
+import numpy as np
+
+def create_causal_mask(seq_len, kv_len=None):
+    kv_len = seq_len if kv_len is None else kv_len
+    if kv_len < seq_len:
+        raise ValueError("kv_len must be >= seq_len")
+    q = np.arange(seq_len)[:, None] + (kv_len - seq_len)
+    return (np.arange(kv_len)[None, :] <= q)[np.newaxis, np.newaxis]
+
+def create_padding_mask(seq, pad_token=0):
+    keep = np.not_equal(np.asarray(seq), pad_token)
+    return PADDING
+
+def create_combined_mask(seq, pad_token=0):
+    pad = create_padding_mask(seq, pad_token)
+    return COMBINED
+'''
+
+RIGHT_PADDING = "np.expand_dims(keep, axis=(1, 2))"
+RIGHT_COMBINED = "np.logical_and(create_causal_mask(np.shape(seq)[1]), pad)"
+
+
+@pytest.mark.parametrize("name, padding, combined", [
+    ("padding_on_query_axis", "np.expand_dims(keep, axis=(1, 3))", RIGHT_COMBINED),
+    ("padding_mask_three_dims", "np.expand_dims(keep, axis=1)", RIGHT_COMBINED),
+    ("combined_pads_both_axes", RIGHT_PADDING, RIGHT_COMBINED + " & np.moveaxis(pad, -1, -2)"),
+])
+def test_padding_axis_mistakes_are_named_in_another_style(name, padding, combined, tmp_path):
+    """The bank's padding-axis mistakes (one-line edits of the reference) name the same mistakes written
+    with np.expand_dims / np.logical_and: padding on the query axis (the issue's "padding applied to
+    queries"), a three-dimensional padding mask, and a combined mask that pads queries and keys."""
+    source = STYLED_MASKS.replace("PADDING", padding).replace("COMBINED", combined)
+    correct = STYLED_MASKS.replace("PADDING", RIGHT_PADDING).replace("COMBINED", RIGHT_COMBINED)
+    exercise = get_exercise("causal_mask", track="numpy")
+    assert_named_as(exercise, source, name, tmp_path)
+    right = tmp_path / "styled_correct.py"
+    right.write_text(correct)
+    outcomes = judge_in_process("causal_mask", right)
+    assert all(o.verdict == "passed" for outs in outcomes.values() for o in outs)

@@ -2,6 +2,7 @@
 too: (B,1,L,1) & (B,1,1,L)): padded queries get all-False rows.
 
 Must fail: combined_mask, hidden_masks
+Mistake: combined_pads_both_axes
 """
 import numpy as np
 

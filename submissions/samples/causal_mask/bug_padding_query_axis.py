@@ -1,6 +1,7 @@
 """Wrong: puts the padding on the query axis, (B, 1, L, 1), so padded keys stay visible.
 
 Must fail: padding_mask
+Mistake: padding_on_query_axis
 """
 import numpy as np
 

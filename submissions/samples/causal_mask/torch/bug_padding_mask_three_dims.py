@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): padding mask shaped (B, 1, L) (unsqueeze(1) once) instead of (B, 1, 1, L).
 
 Must fail: padding_mask, padding_all_pad, no_padding_leakage
+Mistake: padding_mask_three_dims
 """
 import torch
 

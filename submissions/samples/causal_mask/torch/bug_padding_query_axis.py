@@ -1,6 +1,7 @@
 """Wrong (PyTorch track): padding hides queries (B, 1, L, 1) instead of keys (B, 1, 1, L).
 
-Must fail: padding_mask"""
+Must fail: padding_mask
+Mistake: padding_on_query_axis"""
 
 import torch
 
