@@ -11,7 +11,7 @@ import pytest
 
 from grader.grading.exercise import get_exercise, project_root
 from grader.grading.grade import grade_submission
-from mutant_helpers import mutant_file
+from mutant_helpers import assert_named_as, mutant_file
 
 SAMPLES = project_root() / "submissions" / "samples" / "kv_cache"
 
@@ -286,3 +286,33 @@ def test_torch_recomputing_kv_fails_decode_complexity_only_not_gradients():
     for sample, check in (("bug_recompute_kv.py", "decode_complexity"), ("bug_detached_kv.py", "gradients")):
         card = grade_submission(exercise, torch_samples / sample, sandbox="process", seed=5)
         assert {c.id for c in card.checks if c.verdict != "passed"} == {check}, sample
+
+
+FUSED = SAMPLES / "torch" / "correct_kv_fused_proj.py"
+STORE = "            self.k_cache, self.v_cache = k, v\n"
+
+
+@pytest.mark.parametrize("name, old, new", [
+    ("cache_keeps_last_32", STORE, "            self.k_cache, self.v_cache = k[..., -32:, :], v[..., -32:, :]\n"),
+    ("attends_within_last_32", STORE,
+     "            w = max(32, L)\n            k, v = k[..., -w:, :], v[..., -w:, :]\n" + STORE),
+    ("cache_keeps_batch_row_0", "k, v = torch.cat([self.k_cache, k], 2), torch.cat([self.v_cache, v], 2)\n" + STORE,
+     "k, v = torch.cat([self.k_cache.expand(B, -1, -1, -1), k], 2), torch.cat([self.v_cache.expand(B, -1, -1, -1), v], 2)\n"
+     "            self.k_cache, self.v_cache = k[:1].clone(), v[:1].clone()\n"),
+    ("clear_cache_keeps_values", "    def clear_cache(self):\n        self.k_cache = self.v_cache = None\n",
+     "    def clear_cache(self):\n        self.k_cache = None  # the value cache is forgotten\n"),
+])
+def test_torch_cache_window_batch_and_clear_mistakes_are_named_in_another_style(name, old, new, tmp_path):
+    """The torch bank's sliding-window, batch-row-0 and clear-keys-only mistakes (one-line edits of the
+    reference) name the same mistakes written into the fused-projection correct sample; before they
+    were in the torch bank, the samples with these mistakes failed with no name."""
+    source = FUSED.read_text()
+    assert old in source
+    source = source.replace(old, new)
+    if name == "clear_cache_keeps_values":  # the stale values must not break the attention itself
+        source = source.replace("k, v = torch.cat([self.k_cache, k], 2), torch.cat([self.v_cache, v], 2)",
+                                "k = torch.cat([self.k_cache, k], 2)\n"
+                                "            if self.v_cache is not None:\n"
+                                "                v = torch.cat([self.v_cache, v], 2)")
+        source = source.replace("torch.matmul(torch.softmax(s, -1), v)", "torch.matmul(torch.softmax(s, -1), v[..., -S:, :])")
+    assert_named_as(get_exercise("kv_cache", track="torch"), source, name, tmp_path)

@@ -2,6 +2,7 @@
 ('all sequences share the prompt').
 
 Must fail: batch, cache_shapes
+Mistake: cache_keeps_batch_row_0
 """
 import math
 

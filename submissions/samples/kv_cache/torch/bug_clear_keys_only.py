@@ -2,6 +2,7 @@
 the old sequence's values.
 
 Must fail: clear_cache
+Mistake: clear_cache_keeps_values
 """
 import math
 

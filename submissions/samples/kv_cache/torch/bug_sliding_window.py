@@ -2,6 +2,7 @@
 contract does not ask for): long sequences lose their oldest tokens.
 
 Must fail: long_sequence
+Mistake: attends_within_last_32
 """
 import math
 
