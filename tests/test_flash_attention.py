@@ -136,9 +136,10 @@ STYLE_EDITS = {
     "sum_not_rescaled": [("l = alpha * l + p.sum(-1, keepdim=True)", "l = l + p.sum(-1, keepdim=True)")],
     "output_not_rescaled": [("acc = alpha * acc + p @ v", "acc = acc + p @ v")],
     "early_division": [("acc = alpha * acc + p @ v[:, :, ks:ks + block_size]\n",
-                        "acc = alpha * acc + p @ v[:, :, ks:ks + block_size]\n            acc = acc / l\n"),
+                        "acc = alpha * acc + p @ v[:, :, ks:ks + block_size]\n"
+                        "            acc = acc / l.clamp_min(torch.finfo(l.dtype).tiny)\n"),
                        ("outs.append(torch.where(l > 0, acc / torch.where(l > 0, l, torch.ones_like(l)), "
-                        "torch.zeros_like(acc)))", "outs.append(torch.nan_to_num(acc))")],
+                        "torch.zeros_like(acc)))", "outs.append(acc)")],
     "no_value_error": [("    if not isinstance(block_size, int) or block_size < 1:\n"
                         "        raise ValueError(\"block_size must be an integer >= 1\")\n",
                         "    block_size = abs(block_size) or 1\n")],
