@@ -51,6 +51,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from grader.run.runner import ACK_TIMEOUT_S
 
 #: Observed CPU seconds at the largest size below which no flag is raised (seconds).
 MEASURABLE_S = 0.05
@@ -194,9 +195,10 @@ def memory_unobserved_flag(sweep: str, sizes: list[int], observed: list[float | 
     where = " and ".join(f"{sweep}={size}" for size in unseen)
     return {
         "message": (f"the host could not observe the sandbox's peak memory at {where}: the sandbox did not "
-                    "wait for the host at the step's frame boundaries (the grader's runner always does), "
-                    "so the counted peak memory could not be cross-checked and the runner may have been "
-                    "tampered with"),
+                    "wait for the host at the step's frame boundaries (the grader's runner always does, "
+                    f"unless the host leaves an acknowledgement unanswered for {ACK_TIMEOUT_S:g} s), so the counted peak "
+                    "memory could not be cross-checked and the runner may have been tampered with; no "
+                    "points depend on this note"),
         "unobserved_sizes": unseen,
         "observed_peak_bytes": [None if v is None else float(v) for v in observed],
     }
