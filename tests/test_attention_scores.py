@@ -13,6 +13,8 @@ from __future__ import annotations
 import pytest
 
 from grader.grading.exercise import get_exercise
+from grader.grading.grade import _MEASURE_LOCK, grade_submission
+from grader.grading.trusted import TrustedInProcess
 from grader.judge.mistakes import apply_patch
 from mutant_helpers import assert_named_as
 
@@ -104,3 +106,48 @@ def test_a_detached_key_is_named_in_a_style_of_its_own(tmp_path):
     card = assert_named_as(ex, (ex.samples_path / "bug_key_detached.py").read_text(encoding="utf-8"),
                            "key_detached", tmp_path)
     assert {c.id for c in card.checks if c.verdict != "passed"} == {"gradients"}
+
+
+EINSUM_WHERE_STYLE = '''
+import math
+import torch
+
+def compute_attention_scores(query, key, mask=None):
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError("d_k differs")
+    q = SCALED_QUERY
+    s = torch.einsum("...qd,...kd->...qk", q, key)
+    if mask is not None:
+        keep = KEEP
+        s = torch.where(keep, s, torch.full_like(s, -math.inf))
+        w = torch.softmax(s, dim=-1)
+        return torch.where(keep.any(-1, keepdim=True), w, torch.zeros_like(w))
+    return torch.softmax(s, dim=-1)
+
+def scaled_dot_product_attention(query, key, value, mask=None):
+    w = compute_attention_scores(query, key, mask)
+    return w @ value, w
+'''
+RIGHT = {"SCALED_QUERY": "query * query.shape[-1] ** -0.5", "KEEP": "torch.as_tensor(mask).bool()"}
+
+
+@pytest.mark.parametrize("name, edit", [
+    ("mask_truncated_to_integer", {"KEEP": "torch.as_tensor(mask).to(torch.int32).bool()"}),
+    ("query_scaled_in_place", {"SCALED_QUERY": "query.mul_(query.shape[-1] ** -0.5)"}),
+])
+def test_truncated_mask_and_in_place_query_scaling_are_named_in_another_style(name, edit, tmp_path):
+    """The torch bank's mask_truncated_to_integer and query_scaled_in_place (one-line edits of the
+    reference) name the same mistakes written with einsum, torch.where and .to(int32)/.mul_; the
+    style's correct form gets full marks. Before they were in the bank, the two samples had no name."""
+    ex = get_exercise("attention_scores", track="torch")
+
+    def source(values):
+        text = EINSUM_WHERE_STYLE
+        for key, value in values.items():
+            text = text.replace(key, value)
+        return text
+    right = tmp_path / "right.py"
+    right.write_text(source(RIGHT), encoding="utf-8")
+    card = grade_submission(ex, right, seed=5, trusted_runner=TrustedInProcess(right.name, _MEASURE_LOCK))
+    assert card.score == card.max_score, [(c.id, c.message) for c in card.checks if c.verdict != "passed"]
+    assert_named_as(ex, source({**RIGHT, **edit}), name, tmp_path)

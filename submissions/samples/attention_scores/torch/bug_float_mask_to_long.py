@@ -2,6 +2,7 @@
 and masks a key that may attend (any nonzero value may attend).
 
 Must fail: mask_numeric
+Mistake: mask_truncated_to_integer
 """
 import math
 

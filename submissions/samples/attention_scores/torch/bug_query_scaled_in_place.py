@@ -2,6 +2,7 @@
 and autograd refuses it on a leaf that requires grad.
 
 Must fail: inputs_unchanged, gradients
+Mistake: query_scaled_in_place
 """
 import math
 
