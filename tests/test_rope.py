@@ -327,3 +327,17 @@ def test_half_precision_is_judged_at_float32_internals_and_float16_internals_fai
     card = grade_submission(ex, path, seed=3, trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
     assert {c.id for c in card.checks if c.verdict != "passed"} == {"half_precision"}
     assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {"float16_internals"}
+
+
+def test_in_place_rotation_under_no_grad_is_named_with_its_cut_gradient(tmp_path):
+    """x rotated in place under torch.no_grad() and a copy of x returned: the input changes and the
+    gradient reaching x is the identity. Written into the outer-product style it is named
+    rotated_in_place_gradient_cut, not rotated_in_place (whose output keeps the rotation's gradient)."""
+    source = (ROOT / "submissions" / "samples" / "rope" / "correct_half_tables_outer.py").read_text()
+    old = "    return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).to(x.dtype)\n"
+    assert old in source
+    source = source.replace(old, "    with torch.no_grad():\n"
+                                 "        x.copy_(torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1))\n"
+                                 "    return x.clone()\n")
+    card = assert_named_as(get_exercise("rope", track="torch"), source, "rotated_in_place_gradient_cut", tmp_path)
+    assert {c.id for c in card.checks if c.verdict != "passed"} == {"input_unchanged", "grad_x"}

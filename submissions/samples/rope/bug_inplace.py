@@ -1,7 +1,8 @@
-"""Bug: writes the rotated halves back into x in place.
+"""Bug: writes the rotated halves back into x in place, under no_grad, and returns a copy of x (the
+gradient reaching x skips the rotation).
 
-Must fail: input_unchanged
-Mistake: rotated_in_place
+Must fail: input_unchanged, grad_x
+Mistake: rotated_in_place_gradient_cut
 """
 import torch
 
