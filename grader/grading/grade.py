@@ -297,13 +297,17 @@ def build_plan(exercise: Exercise, seed: int, device: str = "cpu") -> Plan:
         builder = PlanBuilder.extend(plan)
         rng = np.random.default_rng(PUBLIC_SEED + 1)
         for probe in exercise.probes:
-            for size in probe.sizes:
+            for i, size in enumerate(probe.sizes):
+                start = len(plan.steps)
                 exercise.probe_steps(builder, probe, size, rng)
+                if i == 0:  # the same shapes once, unmeasured: one-time set-up never lands in a size
+                    builder.warm_up(start)
             measured = [s for s in plan.steps if s.meta.get("probe") == probe.check and "measure" in s.wire]
             if {s.meta.get("size") for s in measured} != set(probe.sizes):
                 raise GraderBug(f"probe {probe.check!r} of {exercise.id!r} did not measure every size")
             measured[-1].judge = series_judge(probe)
-            for step in measured:
+            warm = [s for s in plan.steps if s.meta.get("probe") == probe.check and s.meta.get("warm_up")]
+            for step in measured + warm:  # the warm-up runs where the measured steps do (CUDA's set-up too)
                 for arg in step_args(step.wire):
                     if "tensor" in arg and device != "cpu":
                         arg["device"] = device

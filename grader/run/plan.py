@@ -17,6 +17,9 @@ import numpy as np
 from grader.run.runner import PLAN_VERSION, step_args
 
 FLOAT_KINDS = "f"
+#: Prefix of the ids (and kept objects) of the unmeasured warm-up copies of a probe's first size
+#: (``PlanBuilder.warm_up``).
+WARM_UP_PREFIX = "warmup."
 
 
 @dataclass
@@ -317,6 +320,58 @@ class PlanBuilder:
         if backward:
             wire["backward"] = backward
         return self._add(check, wire, judge, describe, meta, step_id)
+
+    def warm_up(self, start: int) -> list[Step]:
+        """Insert, before the steps from index ``start`` on, unmeasured copies of them (a warm-up).
+
+        A probe's first size would otherwise pay for the one-time set-up of the submission's code path
+        (``numpy.ma``'s first-use allocations, torch's first op, einsum's path cache, a lazy import):
+        it lands in that size's measured peak, FLOPs or time when the probe steps run without the value
+        steps before them (a runner restarted just before the probes). Running the same shapes once,
+        unmeasured, first leaves only the per-call cost in the measured sweep. The copies are not
+        synchronised with the host (no ``measure``), so the frame handshake and the host's observed
+        figures (``grader.sandbox.observe``) still cover exactly the measured steps; they only give
+        the submission a call it could already make during the value steps.
+
+        Args:
+            start: index into ``plan.steps`` of the first step to copy; every step from there to the
+                end (one probe size: its set-up and measured steps) is copied.
+
+        Returns:
+            The copies, in order: ids and kept objects prefixed ``WARM_UP_PREFIX``, no ``measure``,
+            no judge, ``meta`` ``{"probe": check, "warm_up": True}`` (so value replays skip them).
+
+        Raises:
+            ValueError: a copied step acts on a kept object the copied steps do not construct (the
+                warm-up would change the state the measured steps see).
+        """
+        steps = self.plan.steps[start:]
+        made = {(s.wire.get("save_as") or s.id): WARM_UP_PREFIX + (s.wire.get("save_as") or s.id)
+                for s in steps if s.wire["op"] == "construct"}
+        copies = []
+        for s in steps:
+            wire = copy.deepcopy(s.wire)
+            wire.pop("measure", None)
+            wire["id"] = WARM_UP_PREFIX + s.id
+            used = [wire["target"]] if wire["op"] in ("method", "getattr") else []
+            used += [a["object"] for a in step_args(wire) if "object" in a]
+            if not set(used) <= set(made):
+                raise ValueError(f"step {s.id!r} acts on an object made before its probe size: "
+                                 f"{sorted(set(used) - set(made))}")
+            if wire["op"] == "construct":
+                wire["save_as"] = made[s.wire.get("save_as") or s.id]
+            if wire["op"] in ("method", "getattr"):
+                wire["target"] = made[wire["target"]]
+            for a in step_args(wire):
+                if "object" in a:
+                    a["object"] = made[a["object"]]
+            copies.append(Step(id=wire["id"], check=s.check, wire=wire, describe=f"warm-up: {s.describe}",
+                               meta={"probe": s.check, "warm_up": True}))
+        if any(c.id == s.id for c in copies for s in self.plan.steps):
+            raise ValueError("duplicate step id among the warm-up copies")
+        self.plan.steps[start:start] = copies
+        self._counter += len(copies)
+        return copies
 
     def getattr(self, check: str, obj: str, name: str, *, judge=None, describe: str = "",
                 meta: dict | None = None, step_id: str | None = None) -> Step:
