@@ -37,6 +37,22 @@ def test_patch_must_match_exactly_once(tmp_path):
         load_mistake(bad, tmp_path / "ref.py")
 
 
+def test_a_patch_with_a_base_applies_to_that_mistake_not_the_reference(tmp_path):
+    ref = tmp_path / "ref.py"
+    ref.write_text("def f(x):\n    return x + 1\n")
+    (tmp_path / "whole.py").write_text('"""returns twice x.\n\nMust fail: values\n"""\ndef f(x):\n    return 2 * x\n')
+    (tmp_path / "edit.py").write_text('"""returns three times x.\n\nMust fail: values\n"""\n'
+                                      'BASE = "whole"\nPATCH = [("2 * x", "3 * x")]\n')
+    assert load_mistake(tmp_path / "edit.py", ref).source.endswith("return 3 * x\n")
+    (tmp_path / "loop.py").write_text('"""x.\n\nMust fail: values\n"""\nBASE = "loop"\nPATCH = [("a", "b")]\n')
+    with pytest.raises(MistakeInvalid, match="another mistake file"):
+        load_mistake(tmp_path / "loop.py", ref)
+    (tmp_path / "a.py").write_text('"""x.\n\nMust fail: values\n"""\nBASE = "b"\nPATCH = [("a", "b")]\n')
+    (tmp_path / "b.py").write_text('"""x.\n\nMust fail: values\n"""\nBASE = "a"\nPATCH = [("a", "b")]\n')
+    with pytest.raises(MistakeInvalid, match="leads back"):
+        load_mistake(tmp_path / "a.py", ref)
+
+
 @pytest.mark.parametrize("exercise_id, track", BANKED_TRACKS)
 def test_every_pair_of_value_mutants_differs_on_some_case(exercise_id, track):
     """A diagnosis names a mutant only when no other one reproduces the same results: on the plan's

@@ -12,6 +12,10 @@ below full marks). The body is one of:
 * no ``PATCH``: the file itself is the mutant, a complete module with the reference's API (for
   mistakes that are not a local edit).
 
+Optional with ``PATCH``: ``BASE = "<other mistake>"``, a literal naming a sibling file of the same bank:
+the patch then applies to that mistake's source instead of the reference (a second mistake in the
+same hand-written ``torch.autograd.Function`` is one edit of the first, not a copy of it).
+
 Optional, in either form: ``REPLAY_ERROR_RATIO = 10.0`` (a literal, read with ``ast.literal_eval``) for
 a mistake whose outputs are defined only up to rounding at a lower precision (angles or a table built
 in float32): two equally valid float32 formulations differ from each other by as much as either
@@ -60,33 +64,52 @@ class Mistake:
     error_ratio: float | None = None
 
 
-def _patch(path: Path, tree: ast.Module) -> list[tuple[str, str]] | None:
+_MISSING = object()
+
+
+def _literal(path: Path, tree: ast.Module, name: str, what: str):
+    """The value of the module-level assignment ``name = <literal>`` (``ast.literal_eval``), or
+    ``_MISSING`` when there is none.
+
+    Raises:
+        MistakeInvalid: the assigned value is not a literal (``what`` says what it must be).
+    """
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "PATCH" for t in node.targets):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             try:
-                value = ast.literal_eval(node.value)
+                return ast.literal_eval(node.value)
             except ValueError as exc:
-                raise MistakeInvalid(f"{path}: PATCH must be a literal list of (old, new) pairs") from exc
-            if not (isinstance(value, (list, tuple)) and value and all(
-                    isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p)
-                    for p in value)):
-                raise MistakeInvalid(f"{path}: PATCH must be a non-empty list of (old, new) string pairs")
-            return [(old, new) for old, new in value]
-    return None
+                raise MistakeInvalid(f"{path}: {name} must be {what}") from exc
+    return _MISSING
+
+
+def _patch(path: Path, tree: ast.Module) -> list[tuple[str, str]] | None:
+    value = _literal(path, tree, "PATCH", "a literal list of (old, new) pairs")
+    if value is _MISSING:
+        return None
+    if not (isinstance(value, (list, tuple)) and value and all(
+            isinstance(p, (list, tuple)) and len(p) == 2 and all(isinstance(s, str) for s in p) for p in value)):
+        raise MistakeInvalid(f"{path}: PATCH must be a non-empty list of (old, new) string pairs")
+    return [(old, new) for old, new in value]
+
+
+def _base(path: Path, tree: ast.Module) -> Path | None:
+    value = _literal(path, tree, "BASE", "a literal string")
+    if value is _MISSING:
+        return None
+    base = path.with_name(f"{value}.py") if isinstance(value, str) and value.isidentifier() else None
+    if base is None or base == path or not base.is_file():
+        raise MistakeInvalid(f"{path}: BASE must name another mistake file of this bank, got {value!r}")
+    return base
 
 
 def _error_ratio(path: Path, tree: ast.Module) -> float | None:
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "REPLAY_ERROR_RATIO"
-                                                for t in node.targets):
-            try:
-                value = ast.literal_eval(node.value)
-            except ValueError as exc:
-                raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a literal number") from exc
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
-                raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a number >= 1, got {value!r}")
-            return float(value)
-    return None
+    value = _literal(path, tree, "REPLAY_ERROR_RATIO", "a literal number")
+    if value is _MISSING:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
+        raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a number >= 1, got {value!r}")
+    return float(value)
 
 
 def apply_patch(reference_source: str, patch: list[tuple[str, str]], where: str = "the mistake") -> str:
@@ -104,12 +127,15 @@ def apply_patch(reference_source: str, patch: list[tuple[str, str]], where: str 
     return text
 
 
-def load_mistake(path: Path, reference_path: Path) -> Mistake:
+def load_mistake(path: Path, reference_path: Path, _bases: tuple[Path, ...] = ()) -> Mistake:
     """Read one mistake file (see the module docstring).
 
     Raises:
-        MistakeInvalid: no docstring, no ``Must fail:`` line, or a patch that does not apply.
+        MistakeInvalid: no docstring, no ``Must fail:`` line, a patch that does not apply, or a
+            ``BASE`` that is not another mistake of the bank (or leads back to this one).
     """
+    if path in _bases:
+        raise MistakeInvalid(f"{path}: BASE leads back to itself through {', '.join(p.stem for p in _bases)}")
     text = path.read_text(encoding="utf-8")
     try:
         tree = ast.parse(text)
@@ -122,7 +148,12 @@ def load_mistake(path: Path, reference_path: Path) -> Mistake:
     diagnosis = " ".join(doc.split("\n\n")[0].split())
     must_fail = tuple(c.strip() for c in match.group(1).split(",") if c.strip())
     patch = _patch(path, tree)
-    source = text if patch is None else apply_patch(reference_path.read_text(encoding="utf-8"), patch, str(path))
+    base = _base(path, tree)
+    if base is not None and patch is None:
+        raise MistakeInvalid(f"{path}: BASE needs a PATCH to apply to {base.stem}")
+    original = (load_mistake(base, reference_path, (*_bases, path)).source if base is not None
+                else reference_path.read_text(encoding="utf-8"))
+    source = text if patch is None else apply_patch(original, patch, str(path))
     return Mistake(name=path.stem, path=path, diagnosis=diagnosis, must_fail=must_fail, source=source,
                    error_ratio=_error_ratio(path, tree))
 

@@ -2,6 +2,7 @@
 (no dim/keepdim): the Jacobian-vector product mixes slices. Forward is right.
 
 Must fail: gradients
+Mistake: backward_sums_all_slices
 """
 import torch
 
