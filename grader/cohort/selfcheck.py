@@ -28,6 +28,7 @@ from grader.grading.exercise import Exercise, project_root
 from grader.grading.grade import grade_submission
 from grader.grading.scorecard import Scorecard
 from grader.judge.verdicts import Status
+from grader.pyparse import parse
 
 MUST_FAIL = re.compile(r"^\s*Must fail:\s*(.+?)\s*$", re.MULTILINE)
 
@@ -38,7 +39,7 @@ def expected_failures(path: Path) -> list[str]:
     Raises:
         ValueError: the file has no docstring or no such line.
     """
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(parse(path.read_text(encoding="utf-8"))) or ""
     match = MUST_FAIL.search(doc)
     if not match:
         raise ValueError(f"{path} has no 'Must fail: <check id>' line in its docstring")
@@ -55,7 +56,7 @@ MISTAKE_LINE = re.compile(r"^\s*Mistake:\s*(\S+)\s*$", re.MULTILINE)
 
 def declared_mistake(path: Path) -> str | None:
     """The bank mistake a bug sample declares it makes (a ``Mistake: <name>`` docstring line), or None."""
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+    doc = ast.get_docstring(parse(path.read_text(encoding="utf-8"))) or ""
     match = MISTAKE_LINE.search(doc)
     return match.group(1) if match else None
 

@@ -11,11 +11,10 @@ import guard, and for torch exercises the op audit).
 from __future__ import annotations
 
 import ast
-import threading
 from dataclasses import dataclass
 
+from grader.pyparse import parse
 
-_PARSE_LOCK = threading.Lock()
 
 #: The grader's own modules, forbidden to every submission: importing the runner, its instruments or
 #: the grader package can only serve to patch the probes' counters or forge result frames (the probe
@@ -83,8 +82,7 @@ def scan_source(source: str, forbidden_modules: list[str] | tuple[str, ...],
     Raises:
         SyntaxError: the source does not parse (the caller reports ``compile_error``).
     """
-    with _PARSE_LOCK:  # CPython 3.11's ast.parse is not thread-safe ("AST constructor recursion depth mismatch")
-        tree = ast.parse(source)
+    tree = parse(source)  # thread-safe (grader.pyparse)
     aliases: dict[str, str] = {}
     found: dict[tuple[str, int], Violation] = {}
     rules = [*forbidden_modules, *forbidden_names]

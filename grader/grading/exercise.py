@@ -33,6 +33,7 @@ import jsonschema
 from grader.judge.mistakes import load_bank
 from grader.judge.probes import ProbeSpec
 from grader.sandbox.base import Limits
+from grader.pyparse import parse
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 SCHEMA_DIR = PACKAGE_DIR / "schemas"
@@ -369,7 +370,7 @@ def imported_track(source: str) -> str | None:
         SyntaxError: the source does not parse.
     """
     found = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parse(source)):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:

@@ -36,6 +36,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from grader.pyparse import parse
+
 MUST_FAIL = re.compile(r"^\s*Must fail:\s*(.+?)\s*$", re.MULTILINE)
 
 
@@ -138,7 +140,7 @@ def load_mistake(path: Path, reference_path: Path, _bases: tuple[Path, ...] = ()
         raise MistakeInvalid(f"{path}: BASE leads back to itself through {', '.join(p.stem for p in _bases)}")
     text = path.read_text(encoding="utf-8")
     try:
-        tree = ast.parse(text)
+        tree = parse(text, str(path))
     except SyntaxError as exc:
         raise MistakeInvalid(f"{path}: {exc.msg} (line {exc.lineno})") from exc
     doc = ast.get_docstring(tree) or ""

@@ -106,9 +106,13 @@ class WarmPool:
             self._ready.move_to_end(key)
             self._cond.notify_all()
 
-    def take(self, runtime: str, limits: Limits):
+    def take(self, runtime: str, limits: Limits, *, run: bool = False):
         """A started sandbox of ``(runtime, limits)`` (one that finished importing first, else the oldest),
-        now the caller's alone, or None when none is started (the key is then primed, so the next job of it finds one)."""
+        now the caller's alone, or None when none is started (the key is then primed, so the next job of it finds one).
+
+        ``run=True``: the sandbox is taken for a run, counted in flight (``running(+1)``) under the same
+        lock, so the fill loop, woken to replace it, cannot start a replacement of a key that still has a
+        sandbox before the run is counted; the caller calls ``running(-1)`` when the run is over."""
         with self._cond:
             ready = self._ready.get((runtime, limits), [])
             ready.sort(key=lambda w: not w.ready.is_set())  # imported ones first, then the oldest
@@ -116,6 +120,7 @@ class WarmPool:
                 warm = ready.pop(0)
                 if warm.alive():
                     self.served += 1
+                    self._in_flight += 1 if run else 0
                     self._ready.move_to_end((runtime, limits))
                     self._cond.notify_all()  # replace it
                     return warm
@@ -239,11 +244,10 @@ class PooledSandbox:
         Raises:
             SandboxUnavailable: from the backend (a cold run).
         """
-        warm = self.pool.take(runtime_of(job), limits) if supports_warm(self.backend) else None
+        warm = self.pool.take(runtime_of(job), limits, run=True) if supports_warm(self.backend) else None
         if warm is None:
             return self.backend.run(job, limits)
-        self.pool.running(+1)
-        try:
+        try:  # counted in flight by take(run=True)
             run = self.backend.run_warm(warm, job)
         finally:
             self.pool.running(-1)
