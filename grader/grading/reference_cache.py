@@ -13,7 +13,9 @@ that finds an unreadable entry treats it as a miss.
 
 Where: ``$GRADER_CACHE_DIR/references`` when set, else ``~/.cache/attention-grader/references``.
 ``GRADER_REFERENCE_CACHE=off`` disables it (benchmarks that time the reference). Each machine keeps
-its own cache (a Ray node fills its own on its first submission per exercise and seed).
+its own cache (a Ray node fills its own on its first submission per exercise and seed). The entries
+hold expected answers of hidden cases: they are 0600 (``mkstemp``) in a folder made or narrowed to
+0700 (``grader.private``), whatever the umask.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader import __version__
+from grader import __version__, private
 from grader.run.channel import RunResults, StepResult
 
 FORMAT = 2
@@ -175,7 +177,7 @@ def store(exercise, seed: int, device: str,
     tmp = None
     try:
         path = entry_path(exercise, seed, device)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private.make_dirs(path.parent, fix_existing=True)
         fd, tmp = tempfile.mkstemp(prefix=".ref-", suffix=".npz", dir=path.parent)
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **_encode([expected, golden, float32, *baselines]))

@@ -2,8 +2,9 @@
 
 Routes stay thin: they authorise (``grader.service.deps``), parse, and call ``grader.service.records``.
 Status codes: 201 created, 202 accepted (queued), 401 no valid token, 403 the wrong role (a
-candidate asking for the interviewer view, an interviewer submitting), 404 for ids that are absent
-or another candidate's alike, 413 over the size cap, 422 invalid input, 429 over the rate limit.
+candidate asking for the interviewer view, an interviewer submitting) or a form from another site,
+origin or port (``grader.service.csrf``), 404 for ids that are absent or another candidate's alike,
+409 no attempt left at the exercise, 413 over the size cap, 422 invalid input, 429 over the rate limit.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
-from grader.service import records
-from grader.service.db import Cohort, Submission, make_engine, migrate, session_factory
+from grader.service import csrf, records
+from grader.service.db import DEFAULT_MAX_ATTEMPTS, Cohort, Submission, make_engine, migrate, session_factory
 from grader.service.deps import DB, Anyone, CandidateP, Interviewer
 from grader.service.queue import requeue_running
 from grader.service.records import Refused, parse_id
@@ -119,6 +120,8 @@ class CohortIn(BaseModel):
     seed: int | None = Field(default=None, ge=0, lt=2**31)
     opens_at: datetime | None = None
     closes_at: datetime | None = None
+    #: uploads each candidate may make per exercise; the next one gets 409
+    max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=1000)
 
 
 class CandidateIn(BaseModel):
@@ -134,6 +137,7 @@ class Created(BaseModel):
     token: str | None = None
     name: str
     exercises: list[str] | None = None
+    max_attempts: int | None = None
 
 
 class Queued(BaseModel):
@@ -157,10 +161,13 @@ def _refused(exc: Refused):
     raise HTTPException(exc.status, str(exc))
 
 
-async def _read_upload(request: Request, settings: Settings) -> tuple[str, bytes, str]:
-    """``(exercise, source, filename)`` from a multipart form (file ``file`` or text ``source``);
-    other fields are ignored. Raises 413/422 as HTTPException."""
+async def _read_upload(request: Request, settings: Settings) -> tuple[str, bytes, str, str | None]:
+    """``(exercise, source, filename, form_token)`` from a multipart form (file ``file`` or text
+    ``source``; ``csrf_token`` the page's form token, None when absent); other fields are ignored.
+    Raises 413/422 as HTTPException."""
     async with request.form(max_files=1, max_fields=16, max_part_size=settings.max_source_bytes + 1024) as form:
+        token = form.get(csrf.FIELD)
+        token = token if isinstance(token, str) else None
         exercise = form.get("exercise")
         file = form.get("file")
         if isinstance(file, UploadFile) and file.filename:
@@ -172,7 +179,7 @@ async def _read_upload(request: Request, settings: Settings) -> tuple[str, bytes
             filename = "pasted.py"
     if not isinstance(exercise, str) or not exercise:
         raise HTTPException(422, "the form needs a field 'exercise'")
-    return exercise, source, filename
+    return exercise, source, filename, token
 
 
 def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
@@ -205,9 +212,21 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
     app.state.sessions = session_factory(engine)
     app.state.limiter = RateLimiter(settings.rate_limit, settings.rate_window_s)
     app.state.pool = None
-    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    app.state.csrf_key = csrf.derive_key(settings.interviewer_token)
+    from grader.service import pages  # noqa: PLC0415
 
-    def submit(session, who, exercise: str, source: bytes, filename: str) -> Submission:
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+    # outermost: a form from another site or port is refused before its body is read
+    app.add_middleware(csrf.CrossSiteGuard, render=lambda status, message, api: (
+        JSONResponse({"detail": message}, status) if api else pages.error_page(settings, status, message)))
+
+    def form_checked(request: Request, who, token: str | None = None) -> None:
+        """A caller that authenticated with the login cookie must send that session's form token
+        (a form field, or the ``X-CSRF-Token`` header for a JSON body); Bearer callers pass."""
+        csrf.require(app.state.csrf_key, who.session, token if token is not None else request.headers.get(csrf.HEADER))
+
+    def submit(session, who, exercise: str, source: bytes, filename: str, token: str | None) -> Submission:
+        csrf.require(app.state.csrf_key, who.session, token)
         if not app.state.limiter.allow(who.candidate.id):
             raise HTTPException(429, "too many submissions: wait a minute", headers={"Retry-After": "60"})
         try:
@@ -226,13 +245,15 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         return {"ok": True}
 
     @app.post("/api/cohorts", status_code=201, response_model=Created)
-    def create_cohort(body: CohortIn, session: DB, _: Interviewer):
-        """Create a cohort (interviewer)."""
+    def create_cohort(body: CohortIn, request: Request, session: DB, who: Interviewer):
+        """Create a cohort (interviewer); ``max_attempts`` uploads per candidate and exercise (default 10)."""
+        form_checked(request, who)
         try:
-            c = records.create_cohort(session, body.name, body.exercises, body.seed, body.opens_at, body.closes_at)
+            c = records.create_cohort(session, body.name, body.exercises, body.seed, body.opens_at, body.closes_at,
+                                      max_attempts=body.max_attempts)
         except Refused as exc:
             _refused(exc)
-        return Created(id=c.id, name=c.name, exercises=list(c.exercises))
+        return Created(id=c.id, name=c.name, exercises=list(c.exercises), max_attempts=c.max_attempts)
 
     @app.get("/api/cohorts")
     def list_cohorts(session: DB, _: Interviewer) -> list[dict]:
@@ -246,8 +267,9 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         return cohort
 
     @app.post("/api/cohorts/{cohort_id}/candidates", status_code=201, response_model=Created)
-    def add_candidate(cohort_id: str, body: CandidateIn, session: DB, _: Interviewer):
+    def add_candidate(cohort_id: str, body: CandidateIn, request: Request, session: DB, who: Interviewer):
         """Invite a candidate (interviewer); the token is returned this once."""
+        form_checked(request, who)
         cohort = _cohort(session, cohort_id)
         cand, token = records.invite(session, cohort.id, body.name)
         return Created(id=cand.id, token=token, name=cand.name)
@@ -269,16 +291,18 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
 
     @app.get("/api/exercises")
     def my_exercises(session: DB, who: CandidateP) -> dict:
-        """The exercises of the caller's cohort (candidate)."""
+        """The exercises of the caller's cohort (candidate) and, per exercise, the attempts used and left."""
         cohort = session.get(Cohort, who.candidate.cohort_id)
-        return {"cohort": records.cohort_json(cohort), "exercises": list(cohort.exercises)}
+        return {"cohort": records.cohort_json(cohort), "exercises": list(cohort.exercises),
+                "attempts": records.attempts_left(session, who.candidate, cohort)}
 
     @app.post("/api/submissions", status_code=202, response_model=Queued)
     async def create_submission(request: Request, who: CandidateP):
-        """Upload a file (multipart: ``exercise``, ``file``) to be graded (candidate)."""
-        exercise, source, filename = await _read_upload(request, settings)
+        """Upload a file (multipart: ``exercise``, ``file``) to be graded (candidate); 409 past the
+        cohort's attempts at that exercise."""
+        exercise, source, filename, token = await _read_upload(request, settings)
         with app.state.sessions() as session:
-            sub = submit(session, who, exercise, source, filename)
+            sub = submit(session, who, exercise, source, filename, token)
             return Queued(id=sub.id, status=sub.status)
 
     @app.get("/api/submissions/{sub_id}")
@@ -306,7 +330,5 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
                                  "X-Content-Type-Options": "nosniff"})
 
     # -- pages ------------------------------------------------------------------------------------
-    from grader.service import pages  # noqa: PLC0415
-
     pages.add_routes(app, submit=submit, read_upload=_read_upload)
     return app

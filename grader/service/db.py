@@ -1,7 +1,7 @@
 """Storage of interview mode: SQLAlchemy 2 models, engines and sessions.
 
 Tables: ``cohorts`` (an interview round: exercise ids, one hidden seed fixed at creation, opening
-and closing times), ``candidates`` (invite tokens stored as SHA-256 hex digests, never in clear),
+and closing times, attempts allowed per candidate and exercise), ``candidates`` (invite tokens stored as SHA-256 hex digests, never in clear),
 ``submissions`` (source bytes, sha256, exercise, times, queue status) and ``scorecards`` (the
 interviewer-view JSON of ``grader/schemas/scorecard.schema.json``, at most one per submission: the
 primary key makes "graded exactly once" a database constraint).
@@ -9,11 +9,16 @@ primary key makes "graded exactly once" a database constraint).
 The schema is created and upgraded by the Alembic revisions in ``grader/service/migrations``
 (``migrate``), never by ``create_all``. URLs: ``sqlite:///PATH`` (the default, a file) or
 ``postgresql://...`` (driven by psycopg 3; ``postgresql+psycopg://`` is accepted as is).
+
+A SQLite database is the service's own file: created 0600 (its folder 0700 when the service creates
+it), and SQLite gives its ``-journal``/``-wal``/``-shm`` files the database's mode; an existing
+database or journal that others may read is narrowed to 0600 at start (``grader.private``).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -22,11 +27,20 @@ from sqlalchemy import (JSON, BigInteger, DateTime, ForeignKey, Integer, LargeBi
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
+from grader import private
+
+log = logging.getLogger("grader.service")
+
 #: Queue states of a submission. ``queued`` -> ``running`` -> ``graded``; an infrastructure error
 #: puts it back to ``queued`` until ``MAX_ATTEMPTS`` (grader.service.queue), then ``infrastructure_error``.
 STATUSES = ("queued", "running", "graded", "infrastructure_error")
 DEFAULT_DB_URL = "sqlite:///grader-service.db"
 MIGRATIONS_DIR = Path(__file__).resolve().parent / "migrations"
+#: Attempts a candidate has at each exercise of a cohort unless its creator says otherwise: enough
+#: to fix a few mistakes, few enough that one bit per hidden check and attempt stays a small leak.
+DEFAULT_MAX_ATTEMPTS = 10
+#: Files SQLite keeps beside a database (rollback journal, write-ahead log, its shared-memory index).
+SQLITE_SIDE_FILES = ("-journal", "-wal", "-shm")
 
 
 def utcnow() -> datetime:
@@ -63,6 +77,8 @@ class Cohort(Base):
     opens_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     closes_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: uploads each candidate may make per exercise (an infrastructure error is not counted)
+    max_attempts: Mapped[int] = mapped_column(Integer, default=DEFAULT_MAX_ATTEMPTS)
 
 
 class Candidate(Base):
@@ -129,19 +145,44 @@ def normalise_url(url: str) -> str:
     return url
 
 
+def private_sqlite_file(database: str | None) -> None:
+    """Make the SQLite database ``database`` (a path; in-memory and ``file:`` URIs are left alone)
+    the service's own before SQLite opens it: its folder created 0700 when missing (an existing one
+    refused if others may write to it), the file created 0600, and an existing database or side file
+    (``-journal``, ``-wal``, ``-shm``) that others may read narrowed to 0600 (logged).
+
+    Raises:
+        ValueError: a file others may read that this user cannot change, or a folder others may write.
+    """
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    try:
+        private.make_dirs(path.parent if str(path.parent) else Path("."), fix_existing=False)
+        fixed = [path] if private.ensure_file(path) == "fixed" else []
+        fixed += [Path(f"{path}{side}") for side in SQLITE_SIDE_FILES
+                  if private.ensure_file(Path(f"{path}{side}"), create=False) == "fixed"]
+    except private.NotPrivate as exc:
+        raise ValueError(f"the database is not private: {exc}") from exc
+    for p in fixed:
+        log.warning("%s could be read by other users: its mode is now 0600", p)
+
+
 def make_engine(url: str = DEFAULT_DB_URL) -> Engine:
     """An engine for ``url``, set up for many threads.
 
     SQLite: WAL journal, a 30 s busy timeout, foreign keys on, and every transaction begun with
     ``BEGIN IMMEDIATE`` (the pysqlite recipe of SQLAlchemy's SQLite dialect docs), so a claim is one
-    writer at a time and never a lock upgrade that deadlocks. PostgreSQL: psycopg 3, pre-ping.
+    writer at a time and never a lock upgrade that deadlocks; the file is private
+    (``private_sqlite_file``). PostgreSQL: psycopg 3, pre-ping.
 
     Raises:
-        ValueError: see ``normalise_url``.
+        ValueError: see ``normalise_url`` and ``private_sqlite_file``.
     """
     url = normalise_url(url)
     if make_url(url).get_backend_name() != "sqlite":
         return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    private_sqlite_file(make_url(url).database)
     engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
     @event.listens_for(engine, "connect")

@@ -13,7 +13,7 @@ cookie that the login form sets (pages; HttpOnly, SameSite=Strict). Tokens never
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -27,10 +27,15 @@ COOKIE = "grader_session"
 
 @dataclass(frozen=True)
 class Principal:
-    """Who is calling: the interviewer, or one candidate (``candidate`` is then set)."""
+    """Who is calling: the interviewer, or one candidate (``candidate`` is then set).
+
+    ``session`` is the cookie's value when the token came from the login cookie (a browser's
+    ambient credential: a state-changing request must then carry that session's form token,
+    ``grader.service.csrf``), None when it came in an ``Authorization`` header."""
 
     role: str
     candidate: Candidate | None = None
+    session: str | None = None
 
     @property
     def is_interviewer(self) -> bool:
@@ -79,7 +84,11 @@ def identify(token: str | None, interviewer_token: str, session: Session) -> Pri
 
 def optional_principal(request: Request, session: DB) -> Principal | None:
     """The caller, or None when no valid token came."""
-    return identify(bearer_token(request), request.app.state.settings.interviewer_token, session)
+    token = bearer_token(request)
+    who = identify(token, request.app.state.settings.interviewer_token, session)
+    if who is not None and not request.headers.get("authorization"):  # the token came from the cookie
+        who = replace(who, session=token)
+    return who
 
 
 def principal(who: Annotated[Principal | None, Depends(optional_principal)]) -> Principal:

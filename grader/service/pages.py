@@ -6,11 +6,15 @@ a cohort's table (candidates x checks, as ``grade review``) with the score distr
 to the ``grade report`` page, one submission's interviewer view beside its source, and the diff of
 two attempts. Login sets the token in an HttpOnly, SameSite=Strict cookie: tokens never appear in
 a URL. Authorisation is the API's: 401 without a token, 403 for the wrong role, 404 for ids that
-are absent or another candidate's.
+are absent or another candidate's. Every form carries a token bound to the session (the login form:
+to a pre-session cookie set with it), and a form post from another site or port is refused with a
+403 page (``grader.service.csrf``). A candidate sees the attempts left at each exercise; past the
+last, the upload form is replaced by a note and a post gets a 409 page.
 """
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 import jinja2
@@ -22,7 +26,7 @@ from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
-from grader.service import records
+from grader.service import csrf, records
 from grader.service.db import Candidate, Cohort, Submission, as_utc
 from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
 from grader.service.records import Refused, parse_id
@@ -40,16 +44,40 @@ def _when(moment) -> str:
 _ENV.filters["when"] = _when
 
 
+def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
+    """The template ``name`` as a response with the pages' security headers (CSP without scripts,
+    no framing, forms only to this origin). ``context`` needs ``who``; ``csrf_token`` defaults to ""."""
+    context.setdefault("csrf_token", "")
+    html = _ENV.get_template(name).render(process_warning=settings.sandbox == "process", **context)
+    return HTMLResponse(html, status_code=code, headers={
+        "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+                                   "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
+        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+
+
+def error_page(settings, status: int, message: str) -> HTMLResponse:
+    """The error page: ``status`` and a sentence saying why (also the cross-site guard's 403)."""
+    return render(settings, "error.html.j2", status, who=None, status=status, message=message)
+
+
 def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
+    key = app.state.csrf_key
 
     def page(name: str, code: int = 200, **context) -> HTMLResponse:
-        html = _ENV.get_template(name).render(process_warning=settings.sandbox == "process", **context)
-        return HTMLResponse(html, status_code=code, headers={
-            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-                                       "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
-            "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        who = context.get("who")
+        if who is not None and who.session:
+            context.setdefault("csrf_token", csrf.form_token(key, who.session))
+        return render(settings, name, code, **context)
+
+    def login_page(request: Request, code: int = 200, failed: bool = False) -> HTMLResponse:
+        """The login form, its token bound to the pre-session cookie (set here when absent)."""
+        presession = request.cookies.get(csrf.PRESESSION_COOKIE) or secrets.token_urlsafe(32)
+        resp = page("login.html.j2", code, who=None, failed=failed,
+                    csrf_token=csrf.form_token(key, presession, "login"))
+        resp.set_cookie(csrf.PRESESSION_COOKIE, presession, httponly=True, samesite="strict", path="/")
+        return resp
 
     @app.exception_handler(HTTPException)
     async def _errors(request: Request, exc: HTTPException):
@@ -60,25 +88,33 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         return page("error.html.j2", exc.status_code, who=None, status=exc.status_code, message=str(exc.detail))
 
     @app.get("/", response_class=HTMLResponse)
-    def home(who: MaybeAnyone):
+    def home(request: Request, who: MaybeAnyone):
         """The login form, or the caller's start page."""
         if who is None:
-            return page("login.html.j2", who=None, failed=False)
+            return login_page(request)
         return RedirectResponse("/interviewer" if who.is_interviewer else "/candidate", 303)
 
     @app.post("/login")
-    def login(session: DB, token: str = Form(default="", max_length=512)):
-        """Check the token from the form and keep it in a cookie (HttpOnly, SameSite=Strict)."""
+    def login(request: Request, session: DB, token: str = Form(default="", max_length=512),
+              csrf_token: str = Form(default="", max_length=128)):
+        """Check the token from the form and keep it in a cookie (HttpOnly, SameSite=Strict); the
+        form's own token must match the pre-session cookie set with the login page (403 otherwise)."""
+        if not csrf.valid(key, request.cookies.get(csrf.PRESESSION_COOKIE), csrf_token, "login"):
+            raise HTTPException(403, "this login form is not from this service's own page (or it is out of "
+                                     "date): open the login page again and log in there")
         who = identify(token.strip(), settings.interviewer_token, session)
         if who is None:
-            return page("login.html.j2", 401, who=None, failed=True)
+            return login_page(request, 401, failed=True)
         resp = RedirectResponse("/interviewer" if who.is_interviewer else "/candidate", 303)
         resp.set_cookie(COOKIE, token.strip(), httponly=True, samesite="strict", path="/")
+        resp.delete_cookie(csrf.PRESESSION_COOKIE, path="/")
         return resp
 
     @app.post("/logout")
-    def logout():
-        """Forget the cookie."""
+    def logout(who: MaybeAnyone, csrf_token: str = Form(default="", max_length=128)):
+        """Forget the cookie (a logged-in session must send its form token: 403 otherwise)."""
+        if who is not None:
+            csrf.require(key, who.session, csrf_token)
         resp = RedirectResponse("/", 303)
         resp.delete_cookie(COOKIE, path="/")
         return resp
@@ -101,7 +137,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         exercises = [get_exercise(e) for e in cohort.exercises]
         return page("candidate.html.j2", who=who, cohort=cohort, exercises=exercises,
-                    attempts=attempts(session, who.candidate))
+                    attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort))
 
     @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
     def candidate_exercise(exercise_id: str, session: DB, who: CandidateP):
@@ -111,14 +147,16 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(404, "not found")
         ex = get_exercise(exercise_id)
         return page("exercise.html.j2", who=who, ex=ex, spec=ex.spec_path.read_text(encoding="utf-8"),
-                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id))
+                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
+                    left=records.attempts_left(session, who.candidate, cohort)[ex.id])
 
     @app.post("/candidate/submit")
     async def candidate_submit(request: Request, who: CandidateP):
-        """The upload form's target: queue the file (or pasted text), then show its page."""
-        exercise, source, filename = await read_upload(request, settings)
+        """The upload form's target: queue the file (or pasted text), then show its page (a 409
+        page when no attempt is left, 403 without the page's form token)."""
+        exercise, source, filename, token = await read_upload(request, settings)
         with app.state.sessions() as session:
-            sub = submit(session, who, exercise, source, filename)
+            sub = submit(session, who, exercise, source, filename, token)
         return RedirectResponse(f"/candidate/submissions/{sub.id}", 303)
 
     @app.get("/candidate/submissions/{sub_id}", response_class=HTMLResponse)

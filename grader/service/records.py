@@ -16,7 +16,7 @@ import zipfile
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from grader.cohort.exports import export_text, to_gradescope
@@ -24,7 +24,8 @@ from grader.cohort.review import review_tables
 from grader.grading.exercise import UnknownExercise, get_exercise
 from grader.grading.scorecard import CheckResult, Scorecard
 from grader.service import queue
-from grader.service.db import Candidate, Cohort, StoredScorecard, Submission, as_utc, token_digest, utcnow
+from grader.service.db import (DEFAULT_MAX_ATTEMPTS, Candidate, Cohort, StoredScorecard, Submission, as_utc,
+                               token_digest, utcnow)
 
 _ID = re.compile(r"[1-9][0-9]{0,15}")
 
@@ -43,14 +44,20 @@ def parse_id(text: str) -> int | None:
 
 
 def create_cohort(session: Session, name: str, exercises: list[str], seed: int | None = None,
-                  opens_at: datetime | None = None, closes_at: datetime | None = None) -> Cohort:
+                  opens_at: datetime | None = None, closes_at: datetime | None = None, *,
+                  max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Cohort:
     """Create a cohort; its hidden seed is ``seed`` or a fresh one (0 <= seed < 2**31).
 
+    Args:
+        max_attempts: uploads each candidate may make per exercise (>= 1; ``accept`` refuses the next).
     Raises:
-        Refused(422): an unknown exercise id, none at all, or ``closes_at`` before ``opens_at``.
+        Refused(422): an unknown exercise id, none at all, ``closes_at`` before ``opens_at``, or
+            ``max_attempts`` below 1.
     """
     if not exercises:
         raise Refused(422, "a cohort needs at least one exercise")
+    if int(max_attempts) < 1:
+        raise Refused(422, "max_attempts must be at least 1")
     for ex in exercises:
         try:
             get_exercise(ex)
@@ -60,7 +67,8 @@ def create_cohort(session: Session, name: str, exercises: list[str], seed: int |
         raise Refused(422, "closes_at must be after opens_at")
     cohort = Cohort(name=name, exercises=list(dict.fromkeys(exercises)),
                     seed=secrets.randbelow(2**31) if seed is None else int(seed),
-                    opens_at=as_utc(opens_at), closes_at=as_utc(closes_at), created_at=utcnow())
+                    opens_at=as_utc(opens_at), closes_at=as_utc(closes_at), created_at=utcnow(),
+                    max_attempts=int(max_attempts))
     session.add(cohort)
     session.commit()
     return cohort
@@ -81,14 +89,38 @@ def invite(session: Session, cohort_id: int, name: str) -> tuple[Candidate, str]
     return cand, token
 
 
+def attempts_used(session: Session, candidate_id: int, exercise: str) -> int:
+    """Uploads of ``candidate_id`` at ``exercise`` that count against the cohort's limit: all but
+    those the grader failed on (``infrastructure_error`` is never charged to the candidate)."""
+    return int(session.scalar(select(func.count()).select_from(Submission)
+                              .where(Submission.candidate_id == candidate_id, Submission.exercise == exercise,
+                                     Submission.status != "infrastructure_error")) or 0)
+
+
+def attempts_left(session: Session, candidate: Candidate, cohort: Cohort) -> dict[str, dict]:
+    """Per exercise of ``cohort``: ``{"used", "limit", "left"}`` for ``candidate``."""
+    out = {}
+    for ex in cohort.exercises:
+        used = attempts_used(session, candidate.id, ex)
+        out[ex] = {"used": used, "limit": cohort.max_attempts, "left": max(0, cohort.max_attempts - used)}
+    return out
+
+
 def accept(session: Session, candidate: Candidate, exercise: str, source: bytes, filename: str,
            max_bytes: int) -> Submission:
     """Queue ``source`` for ``candidate`` (committed before this returns).
 
+    The attempt limit is checked and the submission inserted in one transaction that holds the
+    candidate's row (``SELECT ... FOR UPDATE`` on PostgreSQL; on SQLite every transaction is
+    ``BEGIN IMMEDIATE``, one writer at a time), so concurrent uploads cannot pass the limit.
+
     Raises:
-        Refused(403): the cohort is not open now. Refused(413): the source is over ``max_bytes``.
+        Refused(403): the cohort is not open now. Refused(409): no attempt left at this exercise.
+        Refused(413): the source is over ``max_bytes``.
         Refused(422): the exercise is not one of the cohort's, or the file is empty.
     """
+    # Lock first: the count below and the insert in queue.enqueue are one transaction.
+    session.execute(select(Candidate.id).where(Candidate.id == candidate.id).with_for_update())
     cohort = session.get(Cohort, candidate.cohort_id)
     now = utcnow()
     if cohort.opens_at and now < as_utc(cohort.opens_at):
@@ -101,6 +133,10 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
         raise Refused(413, f"the file is larger than {max_bytes} bytes")
     if not source.strip():
         raise Refused(422, "the file is empty")
+    used = attempts_used(session, candidate.id, exercise)
+    if used >= cohort.max_attempts:
+        raise Refused(409, f"no attempts left at {exercise}: all {cohort.max_attempts} allowed in this interview "
+                           f"are used")
     return queue.enqueue(session, candidate, exercise, source, filename)
 
 
@@ -201,7 +237,8 @@ def cohort_json(cohort: Cohort, *, with_seed: bool = False) -> dict:
     """A cohort as JSON (its seed only for the interviewer)."""
     out = {"id": cohort.id, "name": cohort.name, "exercises": list(cohort.exercises),
            "opens_at": cohort.opens_at and as_utc(cohort.opens_at).isoformat(timespec="seconds"),
-           "closes_at": cohort.closes_at and as_utc(cohort.closes_at).isoformat(timespec="seconds")}
+           "closes_at": cohort.closes_at and as_utc(cohort.closes_at).isoformat(timespec="seconds"),
+           "max_attempts": cohort.max_attempts}
     if with_seed:
         out["seed"] = cohort.seed
     return out
