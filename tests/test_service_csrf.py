@@ -81,6 +81,8 @@ def paste(client, token_field: str | None, exercise: str = "softmax", path: str 
     ({"origin": "http://localhost:8000"}, True),                     # another host name
     ({"origin": "http://127.0.0.1"}, True),                          # port 80 is another port
     ({"origin": "null"}, True),                                      # sandboxed frame, file:, data:
+    ({"origin": "null", "sec-fetch-site": "same-site"}, True),
+    ({"origin": "null", "sec-fetch-site": "same-origin"}, False),    # a no-referrer page of this service
     ({"origin": "http://127.0.0.1:8000.evil.test"}, True),
     ({"sec-fetch-site": "same-site"}, True),                         # what Chromium sends from another port
     ({"sec-fetch-site": "cross-site", "origin": "http://127.0.0.1:8000"}, True),

@@ -91,3 +91,122 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         assert any(n.text == "output.tolerance.rtol" for n in numbers)  # numbers as a table, not raw JSON
     finally:
         live.stop()
+
+
+# -- cross-port form posts (issue 20): a page on another loopback port acts as the candidate -----
+
+
+class _Attacker:
+    """An HTTP server on another port of 127.0.0.1 serving pages that auto-submit a form to the service
+    (JavaScript runs on the attacker's page; the service's own pages run none). ``pages`` maps a path
+    to ``(html, extra headers)``."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        pages = self.pages = {}
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's name
+                html, headers = pages.get(self.path, ("not found", {}))
+                body = html.encode()
+                self.send_response(200 if self.path in pages else 404)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                for k, v in headers.items():
+                    self.send_header(k, v)
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def form(self, path: str, action: str, fields: dict, *, multipart: bool = False, headers: dict | None = None):
+        import html as htmllib
+
+        inputs = "".join(f'<textarea name="{htmllib.escape(k)}">{htmllib.escape(v)}</textarea>' for k, v in fields.items())
+        enctype = ' enctype="multipart/form-data"' if multipart else ""
+        self.pages[path] = (f'<!doctype html><body onload="document.forms[0].submit()">'
+                            f'<form method="post" action="{action}"{enctype}>{inputs}</form></body>', headers or {})
+        return self.url + path
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _stored(live) -> dict:
+    """Submissions per status in the first cohort, as the interviewer's API counts them."""
+    return get(f"{live.url}/api/cohorts/1/summary", headers=auth(INTERVIEWER_TOKEN)).json()["submissions"]
+
+
+def _wait_page(driver, text: str, timeout: float = 30):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    WebDriverWait(driver, timeout).until(lambda d: text in d.page_source)
+
+
+def test_cross_port_forms_are_refused_and_own_page_forms_work(browser, tmp_path):
+    """A page on another loopback port auto-submits an upload, a logout and a login (the attacker's
+    own token, with a valid login-form token bound to a pre-session cookie that page planted for
+    127.0.0.1, since cookies do not separate ports): each gets the 403 page and changes nothing.
+    The same forms from the service's own pages work."""
+    import re
+
+    from selenium.webdriver.common.by import By
+
+    live = LiveServer(f"sqlite:///{tmp_path / 'x.db'}", tmp_path / "server.log", workers=1).start()
+    evil = _Attacker()
+    try:
+        i = auth(INTERVIEWER_TOKEN)
+        cohort = post(f"{live.url}/api/cohorts", headers=i, json={"name": "csrf round", "exercises": ["softmax"]}).json()
+        victim = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Grace"}).json()
+        mallory = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Mallory"}).json()
+        _login(browser, live.url, victim["token"], "/candidate")  # the service's own login form works
+
+        # 1. upload in the victim's name (pasted source, multipart like the real form)
+        browser.get(evil.form("/upload", f"{live.url}/candidate/submit",
+                              {"exercise": "softmax", "source": GOOD.read_text()}, multipart=True))
+        _wait_page(browser, "<h1>403</h1>")
+        assert "another site or port" in browser.page_source
+        assert _stored(live) == {}
+        # 2. log the victim out
+        browser.get(evil.form("/logout", f"{live.url}/logout", {}))
+        _wait_page(browser, "<h1>403</h1>")
+        browser.get(live.url + "/candidate")
+        assert "Grace" in browser.page_source  # still logged in
+        # 3. log the victim in as Mallory: a login-form token valid for a pre-session cookie that the
+        #    attacker's page sets for 127.0.0.1 (read by it from the service's own login page)
+        with httpx.Client(base_url=live.url, timeout=60) as own:
+            page = own.get("/").text
+            planted = own.cookies["grader_presession"]
+        form_token = re.search(r'name="csrf_token" value="([0-9a-f]+)"', page).group(1)
+        browser.get(evil.form("/login", f"{live.url}/login", {"token": mallory["token"], "csrf_token": form_token},
+                              headers={"Set-Cookie": f"grader_presession={planted}; Path=/; SameSite=Lax"}))
+        _wait_page(browser, "<h1>403</h1>")
+        assert any(c["name"] == "grader_presession" and c["value"] == planted for c in browser.get_cookies())
+        browser.get(live.url + "/candidate")
+        assert "Grace" in browser.page_source and "Mallory" not in browser.page_source
+        assert _stored(live) == {}
+
+        # the service's own forms: upload (paste), then log out
+        browser.get(live.url + "/candidate/exercises/softmax")
+        assert "0 of 10 used" in browser.find_element(By.ID, "attempts-left").text
+        browser.find_element(By.ID, "source").send_keys("def softmax(x, axis=-1:\n")
+        browser.find_element(By.ID, "submit").click()
+        _wait_page(browser, "Submission ")
+        assert re.search(r"/candidate/submissions/\d+$", browser.current_url)
+        assert sum(_stored(live).values()) == 1
+        browser.find_element(By.ID, "logout").click()
+        _wait_page(browser, 'id="token"')
+        browser.get(live.url + "/candidate")
+        assert "<h1>401</h1>" in browser.page_source
+    finally:
+        evil.stop()
+        live.stop()

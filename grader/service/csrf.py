@@ -8,8 +8,9 @@ write cookies for this host (a ``Set-Cookie`` from its own port reaches ours).
 * ``CrossSiteGuard`` (ASGI middleware) refuses, with a 403 page (JSON under ``/api/``), every
   unsafe request (POST, PUT, PATCH, DELETE) without an ``Authorization: Bearer`` header whose
   ``Sec-Fetch-Site`` is anything but ``same-origin`` or ``none``, or whose ``Origin`` is not the
-  service's own (scheme, host and port as the request's ``Host`` names them; ``Origin: null``
-  included). Browsers send both on every form post (Fetch Metadata; Django's
+  service's own (host and port as the request's ``Host`` names them), or is ``null`` without a
+  ``Sec-Fetch-Site: same-origin`` (browsers send ``Origin: null`` from a ``no-referrer`` page even
+  to its own origin, so the pages use ``Referrer-Policy: same-origin``). Browsers send both on every form post (Fetch Metadata; Django's
   ``CsrfViewMiddleware`` checks ``Origin`` the same way). Only this stops a forged *login*, since
   before login there is no session to bind a token to.
 * ``form_token(key, session, purpose)`` is the hidden field of every form: an HMAC-SHA256 of the
@@ -120,8 +121,15 @@ def foreign(scope) -> str | None:
     if fetch_site and fetch_site not in _OWN:
         return f"the browser says this request came from another site or port (Sec-Fetch-Site: {fetch_site})"
     origin = headers.get("origin")
-    if origin is not None and not _same_origin(origin.strip(), headers.get("host", "")):
-        return f"this form was sent from another origin ({origin.strip()[:100]}), not from this service's page"
+    if origin is None:
+        return None
+    origin = origin.strip()
+    if origin == "null":  # an opaque origin: a sandboxed frame, file:, data:, or a no-referrer page
+        if fetch_site == "same-origin":
+            return None
+        return "this form was sent from a page without an origin (Origin: null), not from this service's page"
+    if not _same_origin(origin, headers.get("host", "")):
+        return f"this form was sent from another origin ({origin[:100]}), not from this service's page"
     return None
 
 

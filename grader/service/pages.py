@@ -52,7 +52,9 @@ def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
     return HTMLResponse(html, status_code=code, headers={
         "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
                                    "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
-        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"})
+        # same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
+        # page's own form posts, and the cross-site guard needs the origin (grader.service.csrf)
+        "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"})
 
 
 def error_page(settings, status: int, message: str) -> HTMLResponse:
