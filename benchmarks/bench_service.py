@@ -84,7 +84,8 @@ def _bench(args, sandbox: str) -> None:
                 except httpx.HTTPError:
                     time.sleep(0.1)
             i = {"Authorization": f"Bearer {TOKEN}"}
-            cohort = http.post("/api/cohorts", headers=i, json={"name": "bench", "exercises": args.exercises}).json()
+            cohort = http.post("/api/cohorts", headers=i, json={"name": "bench", "exercises": args.exercises,
+                                                                  "max_attempts": 1000}).json()  # rounds + warm-up
             cand = http.post(f"/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "b"}).json()
             c = {"Authorization": f"Bearer {cand['token']}"}
 
