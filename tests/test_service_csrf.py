@@ -298,3 +298,19 @@ def test_migration_0002_gives_existing_cohorts_the_default(tmp_path):
         command.downgrade(cfg, "0001")
         assert "max_attempts" not in [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(cohorts)")]
     engine.dispose()
+
+
+def test_grade_submit_server_reports_the_409_as_a_usage_error(svc, tmp_path):
+    """``grade submit --server``'s client: past the limit it raises a usage error (exit 2) with the
+    server's sentence, not a retryable failure."""
+    from grader.service.client import ClientError, submit_remote
+
+    path = tmp_path / "mine.py"
+    path.write_bytes(BROKEN)
+    ann = svc.people["ann"]["token"]
+    for _ in range(3):
+        assert svc.post("/api/submissions", headers=auth(ann), data={"exercise": "mha"},
+                        files={"file": ("a.py", BROKEN)}).status_code == 202
+    with pytest.raises(ClientError) as exc:
+        submit_remote(str(svc.base_url), ann, "mha", path, transport=svc._transport, timeout_s=5)
+    assert exc.value.usage and "409" in str(exc.value) and "no attempts left at mha" in str(exc.value)
