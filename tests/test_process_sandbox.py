@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.sandbox.process import ProcessSandbox, probe_isolation
+from grader.sandbox.process import BOX_COUNT, BOX_UID_BASE, ProcessSandbox, probe_isolation
 
 SNOOP = """
 import json, os, socket
@@ -55,7 +55,7 @@ def test_the_submission_is_unprivileged_writes_only_its_scratch_and_has_no_netwo
                                                                                   world_writable_dir):
     isolation = probe_isolation(ProcessSandbox().python)
     if os.geteuid() == 0:
-        assert isolation["user"] == "nobody", isolation  # a root grader must drop privileges here
+        assert isolation["user"] == "box", isolation  # a root grader must drop privileges here
     server = socket.socket()
     server.bind(("127.0.0.1", 0))
     server.listen(1)
@@ -70,11 +70,11 @@ def test_the_submission_is_unprivileged_writes_only_its_scratch_and_has_no_netwo
     report = json.loads(line[len("REPORT "):])
     assert report["uid"] != 0 and report["euid"] != 0
     if os.geteuid() == 0:
-        assert report["uid"] == 65534
+        assert BOX_UID_BASE <= report["uid"] < BOX_UID_BASE + BOX_COUNT
     assert report["scratch"] == "written"
     assert not (world_writable_dir / "escape.txt").exists() and not repo_file.exists()
     assert not Path("/tmp/grader-escape-root.txt").exists()  # its /tmp is a private tmpfs
     assert report["writes"][str(repo_file)] != "written"
     if isolation["network"]:
         assert report["connect"] != "connected"
-    assert card.sandbox["isolation"]["user"].startswith("nobody" if os.geteuid() == 0 else "invoking user")
+    assert card.sandbox["isolation"]["user"].startswith("own uid" if os.geteuid() == 0 else "invoking user")
