@@ -78,3 +78,277 @@ def test_the_submission_is_unprivileged_writes_only_its_scratch_and_has_no_netwo
     if isolation["network"]:
         assert report["connect"] != "connected"
     assert card.sandbox["isolation"]["user"].startswith("own uid" if os.geteuid() == 0 else "invoking user")
+
+
+# -- issue 20 item 5: runs are isolated from each other (own uid, PID, IPC and mount namespaces) ------
+# Each attack runs under the process backend (in a full box: skipped, with what is missing, where the
+# kernel or privileges do not allow one) and under docker, which isolates these by its containers.
+
+import glob  # noqa: E402
+import threading  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+
+from grader.grading.exercise import get_exercise  # noqa: E402
+from grader.grading.grade import grade_submission  # noqa: E402
+
+BACKENDS = ["process", pytest.param("docker", marks=pytest.mark.docker)]
+
+CORRECT_SOFTMAX = '''
+def softmax(x, axis=-1):
+    import numpy as np
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+'''
+
+#: Names itself (``PR_SET_NAME``) so the host can find it, then waits at import until the host drops
+#: a ``go`` file in its home (after the attack), then answers correctly. Its source holds the secret.
+VICTIM = '''
+import ctypes, os, time
+ctypes.CDLL(None).prctl(15, b"__COMM__", 0, 0, 0)
+SECRET = "__SECRET__"
+deadline = time.monotonic() + 90
+while not os.path.exists(os.path.join(os.environ.get("HOME", "."), "go")) and time.monotonic() < deadline:
+    time.sleep(0.05)
+''' + CORRECT_SOFTMAX
+
+#: Given the victim's host pid and host run folder and the service database's path (more than a real
+#: attacker knows), it looks for the victim's secret everywhere it can, reads the database, and
+#: kills every process it may signal.
+ATTACKER = '''
+import glob, json, os, signal
+SECRET = "__TERCES__"[::-1].encode()  # reversed: its own source does not hold the secret
+report = {"found": [], "db": None, "pids": [], "killed": []}
+
+def look(path):
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(1 << 20)
+    except OSError as exc:
+        return type(exc).__name__
+    if SECRET in data:
+        report["found"].append(path)
+    return "read"
+
+pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
+report["pids"] = pids
+for pid in sorted(set(pids) | {__VICTIM_PID__}):
+    for part in ("cmdline", "environ", "root/sandbox/input/submission.py", "root/tmp/submission.py",
+                 "cwd/../input/submission.py", "root__VICTIM_ROOT__/input/submission.py"):
+        look(f"/proc/{pid}/{part}")
+for path in glob.glob("__VICTIM_ROOT__/**", recursive=True) + ["__VICTIM_ROOT__/input/submission.py"]:
+    look(path)
+for path in glob.glob("/tmp/**", recursive=True) + glob.glob("/sandbox/**", recursive=True):
+    if os.path.isfile(path):
+        look(path)
+report["db"] = look("__DB__")
+for pid in sorted(set(pids) | {__VICTIM_PID__}):
+    if pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            report["killed"].append(pid)
+        except OSError:
+            pass
+try:
+    os.kill(-1, signal.SIGKILL)  # every process this uid may signal (never the caller)
+except OSError:
+    pass
+print("ATTACK " + json.dumps(report))
+
+def softmax(x, axis=-1):
+    raise NotImplementedError
+'''
+
+
+def _require_box(backend: str) -> None:
+    if backend == "process":
+        missing = ProcessSandbox().missing
+        if missing:
+            pytest.skip(f"the process backend's box lacks {', '.join(missing)} here")
+
+
+def _grade(backend: str, path: Path):
+    return grade_submission(get_exercise("softmax"), path, sandbox=backend, seed=7)
+
+
+def _pids_named(comm: str) -> list[int]:
+    found = []
+    for status in glob.glob("/proc/[0-9]*/comm"):
+        try:
+            if Path(status).read_text().strip() == comm:
+                found.append(int(status.split("/")[2]))
+        except OSError:
+            continue
+    return found
+
+
+def _uid_of(pid: int) -> int | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("Uid:"):
+                return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def _release(pid: int) -> None:
+    """Drop ``go`` into the home of the process ``pid`` (seen through its own root, from the host)."""
+    try:
+        env = dict(item.split("=", 1) for item in Path(f"/proc/{pid}/environ").read_text().split("\0") if "=" in item)
+        Path(f"/proc/{pid}/root{env.get('HOME', '/tmp')}/go").write_text("go")
+    except OSError:
+        pass  # it ended meanwhile
+
+
+def _report(card, prefix: str) -> dict:
+    line = next((ln for ln in card.output["text"].splitlines() if ln.startswith(prefix + " ")), None)
+    assert line is not None, (card.status, card.status_message, card.output["text"][-2000:])
+    return json.loads(line[len(prefix) + 1:])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_concurrent_run_cannot_read_the_others_source_or_the_database_nor_kill_its_runner(
+        backend, tmp_path, monkeypatch):
+    _require_box(backend)
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(runs))  # the sandboxes' run folders land here
+    secret, comm = f"SECRET-{uuid.uuid4().hex}", f"vic{uuid.uuid4().hex[:10]}"
+    server = tmp_path / "server"  # the service's folder, with its database: a 0600 file of the host user
+    server.mkdir()
+    database = server / "grader-service.db"
+    database.write_text(f"cohort seed {secret}")
+    database.chmod(0o600)
+    victim_path, attacker_path = tmp_path / "victim.py", tmp_path / "attacker.py"
+    victim_path.write_text(VICTIM.replace("__COMM__", comm).replace("__SECRET__", secret))
+    done: dict = {}
+    victim = threading.Thread(target=lambda: done.update(card=_grade(backend, victim_path)), daemon=True)
+    victim.start()
+    deadline = time.monotonic() + 180
+    while not _pids_named(comm) and victim.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (victim_pid,) = _pids_named(comm)[:1] or [None]
+    assert victim_pid is not None, "the victim's runner never started"
+    victim_root = next(iter(sorted(glob.glob(str(runs / "*")))), str(runs))
+    attacker_path.write_text(ATTACKER.replace("__TERCES__", secret[::-1]).replace("__VICTIM_PID__", str(victim_pid))
+                             .replace("__VICTIM_ROOT__", victim_root).replace("__DB__", str(database)))
+    try:
+        attack = _grade(backend, attacker_path)
+        assert victim_pid in _pids_named(comm), "the victim was not running during the whole attack"
+    finally:
+        while victim.is_alive():  # a runner restarted (or a second sandbox) waits for its own go
+            for pid in _pids_named(comm):
+                _release(pid)
+            victim.join(timeout=0.1)
+    report = _report(attack, "ATTACK")
+    assert report["found"] == [], report["found"]
+    assert secret not in attack.output["text"]
+    assert report["db"] in ("FileNotFoundError", "PermissionError"), report["db"]
+    card = done["card"]
+    assert card.status == "graded" and card.score == card.max_score, (card.status, card.status_message)
+
+
+DAEMON = '''
+import ctypes, os, time
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        ctypes.CDLL(None).prctl(15, b"__COMM__", 0, 0, 0)
+        with open("/tmp/daemon-up", "w") as fh:
+            fh.write("up")
+        while True:
+            time.sleep(1000)
+    os._exit(0)
+os.wait()
+for _ in range(400):
+    if os.path.exists("/tmp/daemon-up"):
+        print(f"DAEMON up as uid {os.getuid()}")
+        break
+    time.sleep(0.05)
+''' + CORRECT_SOFTMAX
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_nothing_of_a_double_forked_daemon_outlives_its_run(backend, tmp_path):
+    _require_box(backend)
+    comm = f"dmn{uuid.uuid4().hex[:10]}"
+    path = tmp_path / "daemon.py"
+    path.write_text(DAEMON.replace("__COMM__", comm))
+    card = _grade(backend, path)
+    assert card.status == "graded" and card.score == card.max_score, (card.status, card.status_message)
+    line = next(ln for ln in card.output["text"].splitlines() if ln.startswith("DAEMON up"))
+    assert _pids_named(comm) == []  # by name: no process of it is left
+    if backend == "process":  # by uid: the box's uid owns no process any more
+        uid = int(line.split()[-1])
+        assert BOX_UID_BASE <= uid < BOX_UID_BASE + BOX_COUNT
+        assert [p for p in glob.glob("/proc/[0-9]*") if _uid_of(int(p.split("/")[2])) == uid] == []
+
+
+#: Leaves the token in every shared place a run might reach, then a System V shared memory segment.
+PERSIST_WRITE = '''
+import ctypes, json, os
+TOKEN, KEY = b"__TOKEN__", __KEY__
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+report = {}
+for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", "/run"):
+    try:
+        with open(os.path.join(folder, "grader-persist"), "wb") as fh:
+            fh.write(TOKEN)
+        report[folder] = "written"
+    except OSError as exc:
+        report[folder] = type(exc).__name__
+shmid = libc.shmget(KEY, 4096, 0o1666)  # IPC_CREAT | 0666
+addr = libc.shmat(shmid, None, 0) if shmid >= 0 else None
+if addr not in (None, ctypes.c_void_p(-1).value):
+    ctypes.memmove(addr, TOKEN, len(TOKEN))
+    report["sysv"] = "written"
+else:
+    report["sysv"] = os.strerror(ctypes.get_errno())
+print("WRITE " + json.dumps(report))
+''' + CORRECT_SOFTMAX
+
+PERSIST_READ = '''
+import ctypes, json, os
+TOKEN, KEY = b"__TOKEN__", __KEY__
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+seen = []
+for folder in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", "/run"):
+    try:
+        with open(os.path.join(folder, "grader-persist"), "rb") as fh:
+            if TOKEN in fh.read():
+                seen.append(folder)
+    except OSError:
+        pass
+shmid = libc.shmget(KEY, 0, 0)
+if shmid >= 0:
+    addr = libc.shmat(shmid, None, 0o10000)  # SHM_RDONLY
+    if addr not in (None, ctypes.c_void_p(-1).value) and ctypes.string_at(addr, len(TOKEN)) == TOKEN:
+        seen.append("sysv")
+print("READ " + json.dumps(seen))
+''' + CORRECT_SOFTMAX
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_run_passes_nothing_to_the_next_through_tmp_run_lock_dev_shm_or_sysv_shared_memory(backend, tmp_path):
+    _require_box(backend)
+    token, key = f"PERSIST-{uuid.uuid4().hex}", 0x5EED0000 + uuid.uuid4().int % 0xFFFF
+    writer, reader = tmp_path / "writer.py", tmp_path / "reader.py"
+    writer.write_text(PERSIST_WRITE.replace("__TOKEN__", token).replace("__KEY__", str(key)))
+    reader.write_text(PERSIST_READ.replace("__TOKEN__", token).replace("__KEY__", str(key)))
+    wrote = _report(_grade(backend, writer), "WRITE")
+    if backend == "process":  # the box gives it every one of these places (its own, and gone after)
+        assert all(wrote[place] == "written" for place in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm", "sysv")), wrote
+    else:
+        assert wrote["sysv"] == "written" and wrote["/tmp"] == "written", wrote
+    assert _report(_grade(backend, reader), "READ") == []
+    host_keys = [int(line.split()[0]) for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
+    assert key not in host_keys  # the segment died with the run's IPC namespace

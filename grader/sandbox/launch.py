@@ -19,8 +19,10 @@ nothing would reap orphans; here a small init of our own is PID 1 and the runner
    the ``/bin``, ``/lib*`` links), the interpreter's folders and the few ``/etc`` files the dynamic
    loader reads, all bound read-only; ``/dev`` with ``null``, ``zero``, ``full``, ``random``,
    ``urandom`` (and NVIDIA's device nodes where present); ``/sys`` read-only; a fresh ``/proc`` of
-   the new PID namespace; size-capped tmpfs mounts (mode 1777) over ``/tmp``, ``/var/tmp``,
-   ``/dev/shm`` and ``/run/lock`` (``/run`` itself a tmpfs); the run's folder bound at its own path.
+   the new PID namespace (``hidepid``: the box's init, root's, is not even visible); size-capped
+   tmpfs mounts (mode 1777) over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` (``/run``
+   itself a tmpfs); the run's folder at ``box_dir`` (``/sandbox``, as in the docker backend), its
+   ``input/`` read-only.
    Then ``pivot_root`` into it and the old root detached: nothing else of the host (other runs'
    folders, the service's database, the repository, ``/root``, ``/home``) exists in the box.
 3. The init forks the runner (PID 2), which sets rlimits, ``setgroups([])``, ``setgid``/``setuid``
@@ -39,7 +41,7 @@ exec'd in place of the launcher. Not root: ``unshare(CLONE_NEWUSER | CLONE_NEWNE
 unprivileged user namespaces are allowed (network off, same user), else nothing but rlimits.
 
 CONFIG_JSON: ``{"argv", "env", "cwd", "keep_rw": [path], "keep_ro": [path], "uid", "gid",
-"isolate", "newroot", "limits": {"cpu", "as", "fsize", "nofile", "nproc"}, "tmpfs_bytes"}``.
+"isolate", "newroot", "box_dir", "limits": {"cpu", "as", "fsize", "nofile", "nproc"}, "tmpfs_bytes"}``.
 Exit status 121 means the launcher itself failed (a grader fault), with one line on stderr saying
 where.
 """
@@ -163,7 +165,13 @@ def build_root(cfg: dict) -> None:
                          ("stderr", "/proc/self/fd/2")):
         os.symlink(target, f"{new}/dev/{name}")
     os.mkdir(new + "/proc", 0o555)
-    _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for options in ("hidepid=invisible", "hidepid=2", None):  # the box sees only its own uid's processes
+        try:
+            _mount("proc", new + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, options)
+            break
+        except OSError:
+            if options is None:
+                raise
     if os.path.isdir("/sys"):
         _bind("/sys", new + "/sys", readonly=True, recursive=False)
     _tmpfs(new + "/run", size, "755")
@@ -174,8 +182,14 @@ def build_root(cfg: dict) -> None:
     for path in _outermost(cfg["keep_ro"]):
         if not _covered(path, ["/usr"]):
             _bind(path, new + path, readonly=True)
-    for path in _outermost(cfg["keep_rw"]):
-        _bind(path, new + path, readonly=False, recursive=False)
+    box_dir = cfg.get("box_dir")
+    if box_dir:  # the run's folder at a fixed path (nothing of the host's paths shows), its input read-only
+        (run_folder,) = cfg["keep_rw"]
+        _bind(run_folder, new + box_dir, readonly=False, recursive=False)
+        _bind(os.path.join(run_folder, "input"), new + box_dir + "/input", readonly=True, recursive=False)
+    else:
+        for path in _outermost(cfg["keep_rw"]):
+            _bind(path, new + path, readonly=False, recursive=False)
     _pivot(new)
     _mount(None, "/", None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     _libc.sethostname(b"grader-box", 10)

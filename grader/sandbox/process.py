@@ -271,7 +271,7 @@ def _judge_probe(facts: dict, box: Box | None, cfg: dict) -> dict[str, bool]:
     host_ns = {n: os.readlink(f"/proc/self/ns/{n}") for n in facts["ns"]}
     own = {n: facts["ns"][n] != host_ns[n] for n in host_ns}
     allowed = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "run", "tmp",
-               "var"} | {p.strip(os.sep).split(os.sep)[0] for p in cfg["keep_ro"] + cfg["keep_rw"]}
+               "var"} | {p.strip(os.sep).split(os.sep)[0] for p in cfg["keep_ro"] + [cfg["box_dir"] or cfg["keep_rw"][0]]}
 
     def host_dev(d):
         try:
@@ -296,6 +296,9 @@ def _probe_once(python: str, isolate: bool, drop: bool) -> tuple[dict[str, bool]
     box = allocator().acquire() if drop else None
     try:
         scratch = _make_run_folders(root, box, isolate)
+        os.mkdir(os.path.join(root, "input"), 0o755)
+        if box is not None and isolate:
+            scratch = os.path.join(BOX_DIR, "scratch")
         cfg = _launch_config([python, "-I", "-S", "-c", PROBE_PROGRAM], {"PATH": "/usr/bin:/bin"}, scratch, root,
                              python, Limits(), box, isolate)
         proc = subprocess.run([python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], capture_output=True,
@@ -363,7 +366,8 @@ def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: 
     """The JSON config ``launch.py`` reads (see its docstring)."""
     return {"argv": argv, "env": env, "cwd": scratch, "keep_rw": [root], "keep_ro": interpreter_folders(python),
             "uid": box.uid if box else None, "gid": box.gid if box else None, "isolate": isolate,
-            "newroot": os.path.join(root, "newroot"), "tmpfs_bytes": 16 << 20,
+            "newroot": os.path.join(root, "newroot"), "box_dir": BOX_DIR if box and isolate else None,
+            "tmpfs_bytes": 16 << 20,
             "limits": {"cpu": int(limits.cpu_seconds), "as": int(limits.memory_bytes),
                        "fsize": int(limits.file_size_bytes), "nofile": int(limits.max_open_files),
                        "nproc": int(limits.max_processes)}}
@@ -410,6 +414,11 @@ class _RunnerPid:
         if self.pid is None:
             self.pid = boxed_runner_pid(self.launcher_pid)
         return self.pid
+
+
+#: Where a full box sees its run folder (``input/``, ``scratch/``): a fixed path, as the docker
+#: backend's ``/sandbox/input``, so nothing of the host's temporary paths reaches the submission.
+BOX_DIR = "/sandbox"
 
 
 class ProcessSandbox:
@@ -511,13 +520,17 @@ class ProcessSandbox:
         Raises:
             SandboxUnavailable: the interpreter cannot be started.
         """
-        input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
+        isolate = self._mode == "box" or os.geteuid() != 0
+        # the runner's paths as it sees them: the box's fixed folder in a full box, else the host's
+        seen = BOX_DIR if box is not None and isolate else root
+        input_dir, scratch = os.path.join(seen, "input"), os.path.join(seen, "scratch")
         argv = [self.python, "-I", os.path.join(input_dir, "runner.py")]
         argv += (["--wait", wait_for_job] if wait_for_job else []) + [SYNC_FLAG, input_dir]
         cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
-                             box, self._mode == "box" or os.geteuid() != 0)
+                             box, isolate)
         try:
-            proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], cwd=scratch,
+            proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)],
+                                    cwd=os.path.join(root, "scratch"),
                                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                                     stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE,
