@@ -352,3 +352,120 @@ def test_a_run_passes_nothing_to_the_next_through_tmp_run_lock_dev_shm_or_sysv_s
     assert _report(_grade(backend, reader), "READ") == []
     host_keys = [int(line.split()[0]) for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
     assert key not in host_keys  # the segment died with the run's IPC namespace
+
+
+# -- grade serve --sandbox process: refuses an incomplete box unless told --insecure-sandbox ----------
+
+def _serve(monkeypatch, tmp_path, *args):
+    """Invoke ``grade serve --sandbox process ARGS`` with uvicorn and the app stubbed; (result, started)."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    import grader.service.app as service_app  # noqa: PLC0415
+    import uvicorn  # noqa: PLC0415
+
+    from grader.cli import main  # noqa: PLC0415
+
+    started = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **kw: started.append(kw))
+    monkeypatch.setattr(service_app, "create_app", lambda settings: object())
+    monkeypatch.setenv("GRADER_INTERVIEWER_TOKEN", "x" * 32)
+    result = CliRunner().invoke(main, ["serve", "--sandbox", "process", "--db", f"sqlite:///{tmp_path / 'db'}",
+                                       *args])
+    return result, started
+
+
+def test_serve_refuses_a_process_sandbox_missing_a_protection_unless_told_insecure(monkeypatch, tmp_path):
+    from grader.cli import EXIT_INFRASTRUCTURE  # noqa: PLC0415
+
+    monkeypatch.setattr(ProcessSandbox, "missing", property(lambda self: ["pid_namespace", "own_uid"]))
+    result, started = _serve(monkeypatch, tmp_path)
+    assert result.exit_code == EXIT_INFRASTRUCTURE and started == []
+    assert "missing pid_namespace, own_uid" in result.output and "--insecure-sandbox" in result.output
+    result, started = _serve(monkeypatch, tmp_path, "--insecure-sandbox")
+    assert result.exit_code == 0 and len(started) == 1, result.output
+    assert "lack pid_namespace, own_uid" in result.output
+
+
+def test_serve_starts_without_the_flag_only_when_every_protection_is_in_force(monkeypatch, tmp_path):
+    missing = ProcessSandbox().missing
+    result, started = _serve(monkeypatch, tmp_path)
+    if missing:  # this host cannot make a full box: the refusal, naming what is missing
+        assert started == [] and f"missing {', '.join(missing)}" in result.output
+    else:
+        assert result.exit_code == 0 and len(started) == 1, result.output
+        assert "each run has its own box" in result.output
+
+
+def test_serve_help_says_when_the_process_sandbox_starts():
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from grader.cli import main  # noqa: PLC0415
+
+    text = " ".join(CliRunner().invoke(main, ["serve", "--help"]).output.split())
+    assert "--insecure-sandbox" in text and "only when every protection is in force" in text
+
+
+def test_info_names_each_protection_and_the_missing_ones():
+    isolation = ProcessSandbox().info().isolation
+    assert set(isolation["protections"]) == {"own_uid", "pid_namespace", "ipc_namespace", "mount_namespace",
+                                             "network_namespace", "uts_namespace", "private_tmp"}
+    assert isolation["missing"] == [k for k, v in isolation["protections"].items() if not v]
+    if os.geteuid() == 0 and not isolation["missing"]:
+        assert isolation["user"].startswith("own uid per run") and "missing_why" not in isolation
+
+
+# -- box ids: one per concurrent run, across threads and processes -------------------------------------
+
+_OTHER_PROCESS_TAKES = """
+import sys
+from grader.sandbox.base import SandboxUnavailable
+from grader.sandbox.process import BoxAllocator
+try:
+    print(BoxAllocator(sys.argv[1], base=70000, count=2).acquire().id)
+except SandboxUnavailable:
+    print("none")
+"""
+
+
+def test_box_ids_are_exclusive_across_threads_and_processes_and_come_back_when_released(tmp_path):
+    import subprocess  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from grader.sandbox.base import SandboxUnavailable  # noqa: PLC0415
+    from grader.sandbox.process import BoxAllocator  # noqa: PLC0415
+
+    folder = str(tmp_path / "boxes")
+    alloc = BoxAllocator(folder, base=70000, count=2)
+    other = lambda: subprocess.run([sys.executable, "-c", _OTHER_PROCESS_TAKES, folder], capture_output=True,  # noqa: E731
+                                   text=True, timeout=60, env={**os.environ}).stdout.strip()
+    taken: list = []
+    threads = [threading.Thread(target=lambda: taken.append(alloc.acquire())) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(b.id for b in taken) == [0, 1] and sorted(b.uid for b in taken) == [70000, 70001]
+    with pytest.raises(SandboxUnavailable, match="all 2"):
+        BoxAllocator(folder, base=70000, count=2).acquire()  # another allocator of this process
+    assert other() == "none"  # and another process
+    taken[1].release(kill=False)
+    assert other() == str(taken[1].id)  # a released id is free again (the other process let it go at exit)
+    assert oct(os.stat(folder).st_mode & 0o777) == "0o700"
+    taken[0].release(kill=False)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="starting a process as another uid needs root")
+def test_releasing_a_box_kills_every_process_left_with_its_uid():
+    import subprocess  # noqa: PLC0415
+
+    from grader.sandbox.process import allocator, kill_uid  # noqa: PLC0415
+
+    box = allocator().acquire()
+    try:
+        procs = [subprocess.Popen(["sleep", "300"], user=box.uid, group=box.gid, start_new_session=True)
+                 for _ in range(2)]
+        box.release()
+        assert [p.wait(timeout=30) for p in procs] == [-9, -9]
+        assert kill_uid(box.uid) == 0
+    finally:
+        box.release()
