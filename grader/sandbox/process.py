@@ -1,15 +1,19 @@
-"""The ``process`` backend: the runner in a child process with rlimits (the embedded default).
+"""The ``process`` backend: the runner in a child process with rlimits, in a box of its own (the embedded default).
 
-Each run starts ``grader/sandbox/launch.py`` (a fresh process), which sets the run up and execs the
-runner. Where the grader runs as root: a private mount namespace and an empty network namespace,
-small private tmpfs mounts over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and over whatever folder hides
-the interpreter from other users (e.g. ``/root``), the interpreter's folders bound back read-only,
-then the submission runs as ``nobody`` (uid 65534): it can write only its scratch folder and
-reach no network. Elsewhere: a user and network namespace where the kernel allows it (no network),
-the invoking user. Always: rlimits on CPU seconds, address space, file size, open files and
-processes; a scratch working folder; a scrubbed environment; its own session (killed as a group).
-Isolation is weaker than Docker's (shared kernel, process table and read-only view of the host's
-world-readable files) and the scorecard says what was in force; ``--require-isolation`` refuses it.
+Each run starts ``grader/sandbox/launch.py`` (a fresh process), which sets the run up and starts the
+runner. Where the grader runs as root, every run gets a box (after ioi/isolate, see ``launch.py``):
+its own uid (``BOX_UID_BASE + id``, one box id per concurrent run from ``BoxAllocator``), its own
+PID, IPC, UTS, mount and network namespaces, a root of its own holding only the system folders, the
+interpreter and the run's folder (at ``BOX_DIR``; ``input/`` read-only, ``scratch/`` the box's),
+private size-capped tmpfs over ``/tmp``, ``/var/tmp``, ``/run``, ``/run/lock`` and ``/dev/shm``, and
+nothing it started outlives it (the PID namespace's init exits with the runner; whatever still runs
+as the box's uid is killed before the id is free again). Where that is not allowed, the box uid
+alone; where the grader is not root, a user and network namespace where the kernel allows it (no
+network, the invoking user). Always: rlimits on CPU seconds, address space, file size, open files and
+processes; a scrubbed environment; its own session (killed as a group). ``Sandbox.info().isolation``
+names every protection (``PROTECTIONS``) and those missing here; ``grade serve`` refuses a box that
+misses one unless told ``--insecure-sandbox``; ``--require-isolation`` refuses this backend (it
+shares the host's kernel: docker is the isolation for untrusted code).
 
 The runner's stdin is a pipe from the host (``AckPipe``): a warm runner's ``go`` line, then the frame
 handshake's acknowledgements (``grader.sandbox.observe``); the runner keeps it on a private
