@@ -455,6 +455,12 @@ def sandbox_status(as_json: bool) -> None:
     else:
         click.echo(f"image: {status.image} not built" + (" (run `grade sandbox build`)" if status.engine else ""))
     click.echo(f"--sandbox auto picks: {status.auto}")
+    from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+    process = ProcessSandbox().info().isolation
+    click.echo("process sandbox: " + (f"missing {', '.join(process['missing'])} ({process.get('missing_why', '')}); "
+                                      "grade serve --sandbox process needs --insecure-sandbox" if process["missing"]
+                                      else "a box per run (own uid, PID, IPC, mount and network namespaces)"))
 
 
 # -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------

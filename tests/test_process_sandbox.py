@@ -469,3 +469,47 @@ def test_releasing_a_box_kills_every_process_left_with_its_uid():
         assert kill_uid(box.uid) == 0
     finally:
         box.release()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a box uid needs a root grader")
+def test_without_namespaces_the_box_uid_alone_still_isolates_and_says_what_is_missing(monkeypatch, tmp_path):
+    # what a root grader without CAP_SYS_ADMIN gets (launch.py's "isolate": false): its own uid, and
+    # the uid's leftovers killed at the end; the missing protections are named, and serve refuses it
+    import stat  # noqa: PLC0415
+    import sys  # noqa: PLC0415
+
+    from grader.sandbox import process as process_mod  # noqa: PLC0415
+
+    parts = Path(os.path.realpath(sys.executable)).parents
+    if any(not os.stat(p).st_mode & stat.S_IXOTH for p in parts):  # e.g. a pyenv Python under /root
+        pytest.skip("the interpreter is hidden from other users: without a mount namespace no box uid can run it "
+                    "(the probe then falls back to running as root, and says so)")
+    protections = dict.fromkeys(process_mod.PROTECTIONS, False) | {"own_uid": True}
+    monkeypatch.setattr(process_mod, "probe_isolation", lambda python: {
+        "mode": "uid", "user": "box", "protections": protections, "network": False,
+        "why": "unshare: Operation not permitted"})
+    comm = f"dmn{uuid.uuid4().hex[:10]}"
+    path = tmp_path / "daemon.py"
+    path.write_text(DAEMON.replace("__COMM__", comm).replace("/tmp/daemon-up", "daemon-up"))
+    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=7)
+    assert card.status == "graded" and card.score == card.max_score, (card.status, card.status_message)
+    uid = int(next(ln for ln in card.output["text"].splitlines() if ln.startswith("DAEMON up")).split()[-1])
+    assert BOX_UID_BASE <= uid < BOX_UID_BASE + BOX_COUNT
+    assert _pids_named(comm) == []  # no PID namespace here: the release killed it by its uid
+    isolation = card.sandbox["isolation"]
+    assert isolation["missing"] == [k for k in process_mod.PROTECTIONS if k != "own_uid"]
+    assert isolation["missing_why"] == "unshare: Operation not permitted"
+    assert isolation["filesystem"] == "host filesystem, scratch working folder"
+    result, started = _serve(monkeypatch, tmp_path)
+    assert started == [] and "missing pid_namespace" in result.output
+
+
+def test_sandbox_status_says_whether_the_process_sandbox_makes_a_full_box():
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from grader.cli import main  # noqa: PLC0415
+
+    result = CliRunner().invoke(main, ["sandbox", "status"])
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("process sandbox: "))
+    missing = ProcessSandbox().missing
+    assert (f"missing {', '.join(missing)}" in line) if missing else ("a box per run" in line), line

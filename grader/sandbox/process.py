@@ -175,20 +175,23 @@ def kill_uid(uid: int, rounds: int = 50) -> int:
     """SIGKILL every live process whose real uid is ``uid`` (zombies are dead already), repeating until
     none is left or after ``rounds`` scans of ``/proc`` (a forking process is caught on a later scan).
     Returns how many signals were sent."""
-    sent = 0
+    sent, want = 0, b"\nUid:\t%d\t" % uid
     for _ in range(rounds):
         found = 0
         for name in os.listdir("/proc"):
             if not name.isdigit():
                 continue
-            try:
-                with open(f"/proc/{name}/status", "rb") as fh:
-                    fields = dict(line.split(b":", 1) for line in fh.read().splitlines() if b":" in line)
-                if int(fields[b"Uid"].split()[0]) != uid or fields.get(b"State", b"").strip().startswith(b"Z"):
+            try:  # the head of status holds State and Uid (real uid first); one small read
+                fd = os.open(f"/proc/{name}/status", os.O_RDONLY)
+                try:
+                    head = os.read(fd, 1024)
+                finally:
+                    os.close(fd)
+                if want not in head or b"\nState:\tZ" in head:
                     continue
                 os.kill(int(name), signal.SIGKILL)
                 found += 1
-            except (OSError, KeyError, ValueError, IndexError):
+            except OSError:
                 continue
         sent += found
         if not found:
