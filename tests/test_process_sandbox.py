@@ -513,3 +513,24 @@ def test_sandbox_status_says_whether_the_process_sandbox_makes_a_full_box():
     line = next(ln for ln in result.output.splitlines() if ln.startswith("process sandbox: "))
     missing = ProcessSandbox().missing
     assert (f"missing {', '.join(missing)}" in line) if missing else ("a box per run" in line), line
+
+
+def test_the_box_scratch_folder_is_a_capped_tmpfs_not_the_hosts_disk(tmp_path):
+    _require_box("process")
+    path = tmp_path / "fill.py"
+    path.write_text('''
+import os
+written = 0
+try:
+    for i in range(1000):
+        with open(f"fill-{i}", "wb") as fh:
+            fh.write(b"x" * (1 << 20))
+        written += 1
+except OSError as exc:
+    print(f"FILL {written} {os.getcwd()} {exc.strerror}")
+''' + CORRECT_SOFTMAX)
+    card = _grade("process", path)
+    line = next(ln for ln in card.output["text"].splitlines() if ln.startswith("FILL "))
+    written, cwd = int(line.split()[1]), line.split()[2]
+    assert cwd == "/sandbox/scratch" and 8 <= written <= 16, line  # a 16 MiB tmpfs, not the disk's free space
+    assert card.status == "graded" and card.score == card.max_score

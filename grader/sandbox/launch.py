@@ -22,7 +22,8 @@ nothing would reap orphans; here a small init of our own is PID 1 and the runner
    the new PID namespace (``hidepid``: the box's init, root's, is not even visible); size-capped
    tmpfs mounts (mode 1777) over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` (``/run``
    itself a tmpfs); the run's folder at ``box_dir`` (``/sandbox``, as in the docker backend), its
-   ``input/`` read-only.
+   ``input/`` read-only, its ``scratch/`` a size-capped tmpfs of the box's (nothing reaches the host's
+   disk).
    Then ``pivot_root`` into it and the old root detached: nothing else of the host (other runs'
    folders, the service's database, the repository, ``/root``, ``/home``) exists in the box.
 3. The init forks the runner (PID 2), which sets rlimits, ``setgroups([])``, ``setgid``/``setuid``
@@ -187,6 +188,8 @@ def build_root(cfg: dict) -> None:
         (run_folder,) = cfg["keep_rw"]
         _bind(run_folder, new + box_dir, readonly=False, recursive=False)
         _bind(os.path.join(run_folder, "input"), new + box_dir + "/input", readonly=True, recursive=False)
+        _mount("tmpfs", new + box_dir + "/scratch", "tmpfs", MS_NOSUID | MS_NODEV,  # nothing reaches the host's disk
+               f"size={size},mode=700,uid={cfg['uid']},gid={cfg['gid']}")
     else:
         for path in _outermost(cfg["keep_rw"]):
             _bind(path, new + path, readonly=False, recursive=False)
