@@ -284,6 +284,7 @@ def test_nothing_of_a_double_forked_daemon_outlives_its_run(backend, tmp_path):
     line = next(ln for ln in card.output["text"].splitlines() if ln.startswith("DAEMON up"))
     assert _pids_named(comm) == []  # by name: no process of it is left
     if backend == "process":  # by uid: the box's uid owns no process any more
+        assert card.sandbox["isolation"]["missing"] == []  # the scorecard records the box it ran in
         uid = int(line.split()[-1])
         assert BOX_UID_BASE <= uid < BOX_UID_BASE + BOX_COUNT
         assert [p for p in glob.glob("/proc/[0-9]*") if _uid_of(int(p.split("/")[2])) == uid] == []
@@ -534,3 +535,18 @@ except OSError as exc:
     written, cwd = int(line.split()[1]), line.split()[2]
     assert cwd == "/sandbox/scratch" and 8 <= written <= 16, line  # a 16 MiB tmpfs, not the disk's free space
     assert card.status == "graded" and card.score == card.max_score
+
+
+def test_a_box_never_gets_the_id_of_a_host_account(tmp_path):
+    import pwd  # noqa: PLC0415
+
+    from grader.sandbox.process import BoxAllocator  # noqa: PLC0415
+
+    try:
+        pwd.getpwuid(65534)
+    except KeyError:
+        pytest.skip("no account 65534 (nobody) on this host")
+    # box 0 would be uid 65534, nobody's: it is skipped, box 1 given
+    box = BoxAllocator(str(tmp_path / "boxes"), base=65534, count=2).acquire()
+    box.release(kill=False)
+    assert (box.id, box.uid) == (1, 65535)

@@ -222,7 +222,7 @@ class BoxAllocator:
 
     def acquire(self) -> Box:
         """Lock the next free box (ids are tried round-robin from the last one given, so a released
-        uid is not the very next one handed out).
+        uid is not the very next one handed out; an id that a host user or group has is skipped).
 
         Raises:
             SandboxUnavailable: every box is in use, or the lock folder cannot be made.
@@ -236,6 +236,8 @@ class BoxAllocator:
             start = self._next
         for k in range(self.count):
             i = (start + k) % self.count
+            if _account_exists(self.base + i):  # a host account's uid or gid is never a box's
+                continue
             fd = os.open(os.path.join(self.folder, f"{i}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -246,6 +248,21 @@ class BoxAllocator:
                 self._next = i + 1
             return Box(id=i, uid=self.base + i, gid=self.base + i, _fd=fd)
         raise SandboxUnavailable(f"all {self.count} process-sandbox boxes are in use ({self.folder})")
+
+
+@functools.lru_cache(maxsize=4096)
+def _account_exists(uid: int) -> bool:
+    """A user or group of the host has this id (``/etc/passwd``, ``/etc/group`` or NSS)."""
+    import grp  # noqa: PLC0415
+    import pwd  # noqa: PLC0415
+
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(uid)
+            return True
+        except KeyError:
+            pass
+    return False
 
 
 _ALLOCATOR: BoxAllocator | None = None
