@@ -550,3 +550,24 @@ def test_a_box_never_gets_the_id_of_a_host_account(tmp_path):
     box = BoxAllocator(str(tmp_path / "boxes"), base=65534, count=2).acquire()
     box.release(kill=False)
     assert (box.id, box.uid) == (1, 65535)
+
+
+def test_the_probe_reports_each_namespace_the_box_did_not_get():
+    from grader.sandbox.process import Box, _judge_probe  # noqa: PLC0415
+
+    host = {n: os.readlink(f"/proc/self/ns/{n}") for n in ("net", "ipc", "pid", "mnt", "uts")}
+    box = Box(id=3, uid=60003, gid=60003)
+    cfg = {"keep_ro": ["/opt/python"], "keep_rw": ["/tmp/grade-process-x"], "box_dir": "/sandbox"}
+    own = {n: f"{n}:[1]" for n in host}
+    writable = {d: -1 for d in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")}  # no host device has st_dev -1
+    facts = {"uid": 60003, "pid": 2, "ns": own, "root": ["usr", "etc", "proc", "sandbox", "opt"], "writable": writable}
+    assert all(_judge_probe(facts, box, cfg).values())
+    shared_ipc = _judge_probe({**facts, "ns": {**own, "ipc": host["ipc"]}}, box, cfg)
+    assert [k for k, v in shared_ipc.items() if not v] == ["ipc_namespace"]
+    host_root = _judge_probe({**facts, "root": facts["root"] + ["work", "home"]}, box, cfg)
+    assert [k for k, v in host_root.items() if not v] == ["mount_namespace"]
+    as_pid_1 = _judge_probe({**facts, "pid": 1}, box, cfg)  # the runner must not be the init
+    assert [k for k, v in as_pid_1.items() if not v] == ["pid_namespace"]
+    host_tmp = _judge_probe({**facts, "writable": {**writable, "/tmp": os.stat("/tmp").st_dev}}, box, cfg)
+    assert [k for k, v in host_tmp.items() if not v] == ["private_tmp"]
+    assert not _judge_probe({**facts, "uid": 0}, box, cfg)["own_uid"]

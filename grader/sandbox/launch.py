@@ -199,8 +199,13 @@ def build_root(cfg: dict) -> None:
 
 
 def _unshare_box() -> None:
-    """Step 1 of the module docstring."""
-    _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID), "unshare")
+    """Step 1 of the module docstring. The mount and PID namespaces are required (the box's root and
+    init need them); a network, IPC or UTS namespace the kernel refuses is left out (the host's probe
+    then reports it missing)."""
+    if _libc.unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID) != 0:
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID), "unshare(mount, pid)")
+        for optional in (CLONE_NEWNET, CLONE_NEWIPC, CLONE_NEWUTS):
+            _libc.unshare(optional)
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
 
 
