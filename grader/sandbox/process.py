@@ -487,7 +487,8 @@ class ProcessSandbox:
             "missing": missing,
         }
         if missing:
-            isolation["missing_why"] = self._why or "not available without root"
+            isolation["missing_why"] = self._why or ("not available without root" if os.geteuid() != 0 else
+                                                     "the kernel or the grader's privileges did not allow it")
         return SandboxInfo(backend=self.name, isolation=isolation)
 
     def _environment(self, scratch: str, limits: Limits) -> dict[str, str]:
