@@ -571,3 +571,15 @@ def test_the_probe_reports_each_namespace_the_box_did_not_get():
     host_tmp = _judge_probe({**facts, "writable": {**writable, "/tmp": os.stat("/tmp").st_dev}}, box, cfg)
     assert [k for k, v in host_tmp.items() if not v] == ["private_tmp"]
     assert not _judge_probe({**facts, "uid": 0}, box, cfg)["own_uid"]
+
+
+def test_a_grader_with_a_strict_umask_still_builds_a_box_its_uid_can_use(tmp_path):
+    _require_box("process")
+    path = tmp_path / "ok.py"
+    path.write_text(CORRECT_SOFTMAX)
+    old = os.umask(0o077)  # the launcher inherits it: the box's folders must not become 0700 root's
+    try:
+        card = _grade("process", path)
+    finally:
+        os.umask(old)
+    assert card.status == "graded" and card.score == card.max_score, (card.status, card.status_message)

@@ -142,6 +142,7 @@ def build_root(cfg: dict) -> None:
     """Step 2 of the module docstring (run by the box's init, PID 1 of the new PID namespace)."""
     new = cfg["newroot"]
     size = int(cfg.get("tmpfs_bytes", 16 << 20))
+    os.umask(0o022)  # whatever the grader's umask: the box's folders must be traversable by its uid
     _mount("tmpfs", new, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=755")
     for name in SYSTEM_DIRS:
         source = "/" + name
