@@ -20,8 +20,8 @@ nothing would reap orphans; here a small init of our own is PID 1 and the runner
    loader reads, all bound read-only; ``/dev`` with ``null``, ``zero``, ``full``, ``random``,
    ``urandom`` (and NVIDIA's device nodes where present); ``/sys`` read-only; a fresh ``/proc`` of
    the new PID namespace (``hidepid``: the box's init, root's, is not even visible); size-capped
-   tmpfs mounts (mode 1777) over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run/lock`` (``/run``
-   itself a tmpfs); the run's folder at ``box_dir`` (``/sandbox``, as in the docker backend), its
+   tmpfs mounts (mode 1777) over ``/tmp``, ``/var/tmp``, ``/run``, ``/run/lock`` and ``/dev/shm``;
+   the run's folder at ``box_dir`` (``/sandbox``, as in the docker backend), its
    ``input/`` read-only, its ``scratch/`` a size-capped tmpfs of the box's (nothing reaches the host's
    disk).
    Then ``pivot_root`` into it and the old root detached: nothing else of the host (other runs'
@@ -73,7 +73,7 @@ SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32")
 #: What the dynamic loader and libc read in ``/etc`` (bound read-only where present); nothing else of it.
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf")
 DEVICES = ("null", "zero", "full", "random", "urandom")
-#: The box's private writable places (tmpfs, mode 1777); ``/run`` itself is a tmpfs holding ``/run/lock``.
+#: The box's private writable places besides ``/run`` (tmpfs, mode 1777; ``/run`` is one too, holding ``/run/lock``).
 WRITABLE = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock")
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -176,7 +176,7 @@ def build_root(cfg: dict) -> None:
                 raise
     if os.path.isdir("/sys"):
         _bind("/sys", new + "/sys", readonly=True, recursive=False)
-    _tmpfs(new + "/run", size, "755")
+    _tmpfs(new + "/run", size, "1777")  # private: writable by the box as /tmp is
     for place in WRITABLE:
         _tmpfs(new + place, size, "1777")
     if os.path.islink("/var/lock"):

@@ -143,7 +143,7 @@ PROTECTIONS = {
     "mount_namespace": "its own root: nothing of the host but system folders, the interpreter and its inputs",
     "network_namespace": "its own network namespace: no network",
     "uts_namespace": "its own host name",
-    "private_tmp": "private size-capped tmpfs over /tmp, /var/tmp, /run/lock, /dev/shm",
+    "private_tmp": "private size-capped tmpfs over /tmp, /var/tmp, /run, /run/lock, /dev/shm",
 }
 
 
@@ -286,7 +286,7 @@ def dev(d):
 open('probe', 'w').write('ok')
 print(json.dumps({'uid': os.getuid(), 'pid': os.getpid(), 'root': sorted(os.listdir('/')),
                   'ns': {n: os.readlink('/proc/self/ns/' + n) for n in ('net', 'ipc', 'pid', 'mnt', 'uts')},
-                  'writable': {d: dev(d) for d in ('/tmp', '/var/tmp', '/run/lock', '/dev/shm')}}))
+                  'writable': {d: dev(d) for d in ('/tmp', '/var/tmp', '/run', '/run/lock', '/dev/shm')}}))
 """
 
 
@@ -480,7 +480,7 @@ class ProcessSandbox:
             "network": "none (own namespace)" if self._net else "shared with host",
             "user": user + (f" (could not drop privileges: {self._why})" if user == "root" and self._why else ""),
             "filesystem": ("own root: system folders, the interpreter and the run's folder read-only, its scratch "
-                           "folder and private tmpfs over /tmp, /var/tmp, /run/lock, /dev/shm writable" if boxed
+                           "folder and private tmpfs over /tmp, /var/tmp, /run, /run/lock, /dev/shm writable" if boxed
                            else "host filesystem, scratch working folder"),
             "rlimits": ["cpu", "address_space", "file_size", "open_files", "processes"],
             "protections": dict(self._protections),
