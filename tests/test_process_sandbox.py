@@ -85,6 +85,7 @@ def test_the_submission_is_unprivileged_writes_only_its_scratch_and_has_no_netwo
 # kernel or privileges do not allow one) and under docker, which isolates these by its containers.
 
 import glob  # noqa: E402
+import platform  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -312,6 +313,16 @@ if addr not in (None, ctypes.c_void_p(-1).value):
     report["sysv"] = "written"
 else:
     report["sysv"] = os.strerror(ctypes.get_errno())
+# the kernel keyrings of its uid (user and persistent), which outlive its processes and namespaces
+NR = {"x86_64": (248, 250), "aarch64": (217, 219)}.get(os.uname().machine)
+if NR:
+    add_key, keyctl = NR
+    user = libc.syscall(add_key, b"user", b"grader-persist", TOKEN, len(TOKEN), ctypes.c_int(-4))  # @u
+    persistent = libc.syscall(keyctl, 22, ctypes.c_int(-1), ctypes.c_int(-4))  # KEYCTL_GET_PERSISTENT
+    if persistent > 0:
+        libc.syscall(add_key, b"user", b"grader-persist", TOKEN, len(TOKEN), ctypes.c_int(persistent))
+    report["keyring"] = "written" if user > 0 else os.strerror(ctypes.get_errno())
+report["uid"] = os.getuid()
 print("WRITE " + json.dumps(report))
 ''' + CORRECT_SOFTMAX
 
@@ -334,24 +345,46 @@ if shmid >= 0:
     addr = libc.shmat(shmid, None, 0o10000)  # SHM_RDONLY
     if addr not in (None, ctypes.c_void_p(-1).value) and ctypes.string_at(addr, len(TOKEN)) == TOKEN:
         seen.append("sysv")
+NR = {"x86_64": (249, 250), "aarch64": (218, 219)}.get(os.uname().machine)
+if NR:
+    request_key, keyctl = NR
+    persistent = libc.syscall(keyctl, 22, ctypes.c_int(-1), ctypes.c_int(-4))
+    for where in (-4, persistent):  # @u, then the persistent keyring
+        key = libc.syscall(keyctl, 10, ctypes.c_int(where), b"user", b"grader-persist", 0) if where > 0 or where == -4 else -1
+        buf = ctypes.create_string_buffer(256)
+        if key > 0 and libc.syscall(keyctl, 11, key, buf, 256) > 0 and TOKEN in buf.raw:  # KEYCTL_READ
+            seen.append(f"keyring {where}")
+print(f"UID {os.getuid()}")
 print("READ " + json.dumps(seen))
 ''' + CORRECT_SOFTMAX
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
-def test_a_run_passes_nothing_to_the_next_through_tmp_run_lock_dev_shm_or_sysv_shared_memory(backend, tmp_path):
+def test_a_run_passes_nothing_to_the_next_through_tmp_run_lock_dev_shm_sysv_or_keyrings(backend, tmp_path,
+                                                                                       monkeypatch):
     _require_box(backend)
+    if backend == "process":  # both runs get the same box uid (one box, outside the default range), the worst case
+        from grader.sandbox import process as process_mod  # noqa: PLC0415
+
+        monkeypatch.setattr(process_mod, "_ALLOCATOR", process_mod.BoxAllocator(str(tmp_path / "boxes"),
+                                                                                base=61999, count=1))
     token, key = f"PERSIST-{uuid.uuid4().hex}", 0x5EED0000 + uuid.uuid4().int % 0xFFFF
     writer, reader = tmp_path / "writer.py", tmp_path / "reader.py"
     writer.write_text(PERSIST_WRITE.replace("__TOKEN__", token).replace("__KEY__", str(key)))
     reader.write_text(PERSIST_READ.replace("__TOKEN__", token).replace("__KEY__", str(key)))
-    wrote = _report(_grade(backend, writer), "WRITE")
+    first = _grade(backend, writer)
+    wrote = _report(first, "WRITE")
     if backend == "process":  # the box gives it every one of these places (its own, and gone after)
         assert all(wrote[place] == "written" for place in ("/tmp", "/var/tmp", "/run", "/run/lock", "/dev/shm",
                                                            "sysv")), wrote
+        if platform.machine() in ("x86_64", "aarch64"):  # the keyrings, which no namespace here separates, refused
+            assert wrote["keyring"] == "Operation not permitted", wrote
     else:
         assert wrote["sysv"] == "written" and wrote["/tmp"] == "written", wrote
-    assert _report(_grade(backend, reader), "READ") == []
+    second = _grade(backend, reader)
+    assert _report(second, "READ") == []
+    if backend == "process":  # the same uid read: only the box's own namespaces and the seccomp filter separate them
+        assert f"UID {wrote['uid']}" in second.output["text"].splitlines()
     host_keys = [int(line.split()[0]) for line in Path("/proc/sysvipc/shm").read_text().splitlines()[1:]]
     assert key not in host_keys  # the segment died with the run's IPC namespace
 

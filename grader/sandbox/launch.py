@@ -225,6 +225,51 @@ def isolate_unprivileged() -> None:
         pass
 
 
+#: The kernel keyring syscalls (``add_key``, ``request_key``, ``keyctl``) by machine: a uid's user and
+#: persistent keyrings outlive its processes and every namespace made here, so a run could leave data
+#: for the next run given the same box uid; they are refused (``EPERM``), as Docker's default seccomp
+#: profile refuses them.
+KEYRING_SYSCALLS = {"x86_64": (0xC000003E, (248, 249, 250)), "aarch64": (0xC00000B7, (217, 218, 219))}
+X32_SYSCALL_BIT = 0x40000000
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
+
+
+def deny_keyrings() -> bool:
+    """Install a seccomp filter refusing ``KEYRING_SYSCALLS`` with ``EPERM`` (and, on x86-64, every
+    x32 or foreign-architecture syscall, which a filter by number would otherwise let through). Needs
+    ``PR_SET_NO_NEW_PRIVS``. Returns False on a machine without a known table (nothing installed).
+
+    Raises:
+        OSError: the kernel refused the filter.
+    """
+    entry = KEYRING_SYSCALLS.get(platform.machine())
+    if entry is None:
+        return False
+    arch, numbers = entry
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ|K, BPF_JMP|JGE|K, BPF_RET|K
+    deny = 3 + len(numbers)  # index of the deny instruction, counted from after the jump
+    prog = [(ld, 0, 0, 4),  # seccomp_data.arch
+            (jeq, 0, deny, arch),  # another architecture (i386 via int 0x80): denied
+            (ld, 0, 0, 0),  # seccomp_data.nr
+            (jge, deny - 2, 0, X32_SYSCALL_BIT)]  # the x32 ABI's numbers
+    for i, number in enumerate(numbers):
+        prog.append((jeq, len(numbers) - i, 0, number))
+    prog += [(ret, 0, 0, SECCOMP_RET_ALLOW), (ret, 0, 0, SECCOMP_RET_ERRNO | 1)]  # EPERM
+    filters = (_SockFilter * len(prog))(*(_SockFilter(*f) for f in prog))
+    fprog = _SockFprog(len(prog), filters)
+    _check(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(fprog), 0, 0), "seccomp")
+    return True
+
+
 def _fail(step: str, exc: BaseException) -> int:
     os.write(2, f"grader launcher failed at {step}: {type(exc).__name__}: {exc}\n".encode())
     return LAUNCH_FAILED
@@ -249,6 +294,8 @@ def exec_runner(cfg: dict) -> int:
             if os.getuid() == 0 or os.geteuid() == 0:
                 raise OSError("still root after setuid")
             _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
+            step = "seccomp"
+            deny_keyrings()
         resource.setrlimit(resource.RLIMIT_NPROC, (lim["nproc"], lim["nproc"]))
         step = "exec"
         os.execve(cfg["argv"][0], cfg["argv"], cfg["env"])
