@@ -443,7 +443,7 @@ def test_serve_help_says_when_the_process_sandbox_starts():
 def test_info_names_each_protection_and_the_missing_ones():
     isolation = ProcessSandbox().info().isolation
     assert set(isolation["protections"]) == {"own_uid", "pid_namespace", "ipc_namespace", "mount_namespace",
-                                             "network_namespace", "uts_namespace", "private_tmp"}
+                                             "network_namespace", "uts_namespace", "private_tmp", "no_keyrings"}
     assert isolation["missing"] == [k for k, v in isolation["protections"].items() if not v]
     if os.geteuid() == 0 and not isolation["missing"]:
         assert isolation["user"].startswith("own uid per run") and "missing_why" not in isolation
@@ -594,7 +594,8 @@ def test_the_probe_reports_each_namespace_the_box_did_not_get():
     cfg = {"keep_ro": ["/opt/python"], "keep_rw": ["/tmp/grade-process-x"], "box_dir": "/sandbox"}
     own = {n: f"{n}:[1]" for n in host}
     writable = {d: -1 for d in ("/tmp", "/var/tmp", "/run/lock", "/dev/shm")}  # no host device has st_dev -1
-    facts = {"uid": 60003, "pid": 2, "ns": own, "root": ["usr", "etc", "proc", "sandbox", "opt"], "writable": writable}
+    facts = {"uid": 60003, "pid": 2, "ns": own, "root": ["usr", "etc", "proc", "sandbox", "opt"], "writable": writable,
+             "keyrings_refused": True}
     assert all(_judge_probe(facts, box, cfg).values())
     shared_ipc = _judge_probe({**facts, "ns": {**own, "ipc": host["ipc"]}}, box, cfg)
     assert [k for k, v in shared_ipc.items() if not v] == ["ipc_namespace"]
@@ -605,6 +606,7 @@ def test_the_probe_reports_each_namespace_the_box_did_not_get():
     host_tmp = _judge_probe({**facts, "writable": {**writable, "/tmp": os.stat("/tmp").st_dev}}, box, cfg)
     assert [k for k, v in host_tmp.items() if not v] == ["private_tmp"]
     assert not _judge_probe({**facts, "uid": 0}, box, cfg)["own_uid"]
+    assert not _judge_probe({**facts, "keyrings_refused": False}, box, cfg)["no_keyrings"]
 
 
 def test_a_grader_with_a_strict_umask_still_builds_a_box_its_uid_can_use(tmp_path):

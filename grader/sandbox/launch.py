@@ -28,7 +28,7 @@ nothing would reap orphans; here a small init of our own is PID 1 and the runner
    folders, the service's database, the repository, ``/root``, ``/home``) exists in the box.
 3. The init forks the runner (PID 2), which sets rlimits, ``setgroups([])``, ``setgid``/``setuid``
    to the run's box uid (one per concurrent run, ``grader.sandbox.process.BoxAllocator``),
-   ``PR_SET_NO_NEW_PRIVS``, ``RLIMIT_NPROC`` (counted per uid: this run's processes only), and
+   ``PR_SET_NO_NEW_PRIVS``, a seccomp filter refusing the kernel keyrings (``deny_keyrings``), ``RLIMIT_NPROC`` (counted per uid: this run's processes only), and
    ``execve`` of the runner. The init reaps every orphan and exits when the runner does, which makes
    the kernel kill every process left in the namespace (a double-forked daemon included).
 4. The launcher waits for the init, then ends as the runner did: the same exit code, or killed by

@@ -144,6 +144,7 @@ PROTECTIONS = {
     "network_namespace": "its own network namespace: no network",
     "uts_namespace": "its own host name",
     "private_tmp": "private size-capped tmpfs over /tmp, /var/tmp, /run, /run/lock, /dev/shm",
+    "no_keyrings": "the kernel keyrings refused (seccomp): a uid's keyrings outlive every namespace",
 }
 
 
@@ -277,7 +278,13 @@ def allocator() -> BoxAllocator:
 
 
 PROBE_PROGRAM = """
-import json, os
+import ctypes, errno, json, os
+def keyrings_refused():
+    nr = {'x86_64': 250, 'aarch64': 219}.get(os.uname().machine)
+    if nr is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(nr, 0, ctypes.c_int(-4), 0) == -1 and ctypes.get_errno() == errno.EPERM
 def dev(d):
     try:
         return os.stat(d).st_dev if os.access(d, os.W_OK) else None
@@ -285,6 +292,7 @@ def dev(d):
         return None
 open('probe', 'w').write('ok')
 print(json.dumps({'uid': os.getuid(), 'pid': os.getpid(), 'root': sorted(os.listdir('/')),
+                  'keyrings_refused': keyrings_refused(),
                   'ns': {n: os.readlink('/proc/self/ns/' + n) for n in ('net', 'ipc', 'pid', 'mnt', 'uts')},
                   'writable': {d: dev(d) for d in ('/tmp', '/var/tmp', '/run', '/run/lock', '/dev/shm')}}))
 """
@@ -311,6 +319,7 @@ def _judge_probe(facts: dict, box: Box | None, cfg: dict) -> dict[str, bool]:
         "network_namespace": own["net"],
         "uts_namespace": own["uts"],
         "private_tmp": all(v is not None and v != host_dev(d) for d, v in facts["writable"].items()),
+        "no_keyrings": bool(facts.get("keyrings_refused")),
     }
 
 
