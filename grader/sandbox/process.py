@@ -5,8 +5,8 @@ runner. Where the grader runs as root, every run gets a box (after ioi/isolate, 
 its own uid (``BOX_UID_BASE + id``, one box id per concurrent run from ``BoxAllocator``), its own
 PID, IPC, UTS, mount and network namespaces, a root of its own holding only the system folders, the
 interpreter and the run's folder (at ``BOX_DIR``; ``input/`` read-only, ``scratch/`` the box's),
-private size-capped tmpfs over ``/tmp``, ``/var/tmp``, ``/run``, ``/run/lock`` and ``/dev/shm``, and
-nothing it started outlives it (the PID namespace's init exits with the runner; whatever still runs
+private size-capped tmpfs over ``/tmp``, ``/var/tmp``, ``/run``, ``/run/lock`` and ``/dev/shm``, no
+kernel keyrings (a seccomp filter: they outlive every namespace), and nothing it started outlives it (the PID namespace's init exits with the runner; whatever still runs
 as the box's uid is killed before the id is free again). Where that is not allowed, the box uid
 alone; where the grader is not root, a user and network namespace where the kernel allows it (no
 network, the invoking user). Always: rlimits on CPU seconds, address space, file size, open files and
