@@ -72,6 +72,7 @@ def _bench(args, sandbox: str) -> None:
     log = open(tmp / "server.log", "wb")
     server = subprocess.Popen([sys.executable, "-m", "grader.cli", "serve", "--db", f"sqlite:///{tmp / 'b.db'}",
                                "--port", str(port), "--sandbox", sandbox, "--rate-limit", "100000"]
+                              + (["--insecure-sandbox"] if sandbox == "process" else [])
                               + (["--warm", str(args.warm)] if args.warm is not None else [])
                               + (["--warm-torch", str(args.warm_torch)] if args.warm_torch is not None else []),
                               env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -455,6 +455,12 @@ def sandbox_status(as_json: bool) -> None:
     else:
         click.echo(f"image: {status.image} not built" + (" (run `grade sandbox build`)" if status.engine else ""))
     click.echo(f"--sandbox auto picks: {status.auto}")
+    from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+    process = ProcessSandbox().info().isolation
+    click.echo("process sandbox: " + (f"missing {', '.join(process['missing'])} ({process.get('missing_why', '')}); "
+                                      "grade serve --sandbox process needs --insecure-sandbox" if process["missing"]
+                                      else "a box per run (own uid, PID, IPC, mount and network namespaces)"))
 
 
 # -- interviewer tools: batch, review, report (issue 7) ----------------------------------------------
@@ -651,8 +657,13 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
                    "processes with --sandbox process; one per submission, never reused). 0: none.")
 @click.option("--warm-torch", type=click.IntRange(min=0), default=None,
               help="The same for torch exercises (torch imported). [default: --warm]")
+@click.option("--insecure-sandbox", is_flag=True,
+              help="With --sandbox process: start even where the process sandbox cannot give every run its "
+                   "full box (own uid, PID, IPC, mount and network namespaces, private /tmp, /run, /dev/shm). "
+                   "Without it the server refuses to start then; it starts without it only when every "
+                   "protection is in force.")
 def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max_upload_bytes: int,
-              rate_limit: int, warm: int, warm_torch: int | None) -> None:
+              rate_limit: int, warm: int, warm_torch: int | None, insecure_sandbox: bool = False) -> None:
     """Run the interview-mode grading service (JSON API and web pages on uvicorn).
 
     Needs GRADER_INTERVIEWER_TOKEN (at least 16 characters) in the environment; it is removed from
@@ -676,8 +687,18 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
                       "--sandbox process for development", markup=False)
             sys.exit(EXIT_INFRASTRUCTURE)
     else:
-        err.print("warning: --sandbox process grades without a container; do not use it for untrusted code",
-                  markup=False)
+        from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+        process = ProcessSandbox()
+        missing = process.missing
+        if missing and not insecure_sandbox:
+            err.print(f"error: the process sandbox cannot isolate runs here: missing {', '.join(missing)} "
+                      f"({process.info().isolation.get('missing_why', '')}); use --sandbox docker, or pass "
+                      "--insecure-sandbox to serve anyway (development only)", markup=False)
+            sys.exit(EXIT_INFRASTRUCTURE)
+        err.print("warning: --sandbox process grades without a container (shared kernel); "
+                  + (f"its runs lack {', '.join(missing)}: do not use it for untrusted code" if missing
+                     else "each run has its own box (uid, PID, IPC, mount and network namespaces)"), markup=False)
     import uvicorn  # noqa: PLC0415
 
     from grader.service.app import Settings, create_app  # noqa: PLC0415

@@ -4,6 +4,7 @@ once, and nothing of the pool outlives its shutdown or its grading process."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -456,3 +457,38 @@ def test_select_sandbox_reuses_the_pools_docker_backend(docker_pooled):
     assert _docker_backend()[0] is pool.backend
     pool.close()
     assert _docker_backend()[0] is not pool.backend  # closed: the engine is probed again
+
+
+BOX_REPORT = b"""
+import json, os
+print("BOX " + json.dumps({"uid": os.getuid(), "pid": os.getpid(), "root": sorted(os.listdir("/")),
+                           "cwd": os.getcwd(), "procs": sorted(p for p in os.listdir("/proc") if p.isdigit()),
+                           "ns": {n: os.readlink("/proc/self/ns/" + n) for n in ("ipc", "mnt", "pid", "net")}}))
+
+def softmax(x, axis=-1):
+    raise NotImplementedError
+"""
+
+
+def test_a_pooled_process_sandbox_is_a_box_of_its_own_as_a_cold_run_is(pooled):
+    # issue 20 item 5: a warm runner gets its own uid and namespaces (taken when it starts, given back
+    # when it is discarded), not those of the run before or of another waiting runner
+    from grader.sandbox.process import BOX_COUNT, BOX_UID_BASE  # noqa: PLC0415
+
+    if ProcessSandbox().missing:
+        pytest.skip(f"the process backend's box lacks {', '.join(ProcessSandbox().missing)} here")
+    cold, warm = _grade_cold_then_pooled(pooled, "softmax", BOX_REPORT, "numpy")
+
+    def box(card):
+        line = next(ln for ln in card.output["text"].splitlines() if ln.startswith("BOX "))
+        return json.loads(line[4:])
+
+    c, w = box(cold), box(warm)
+    for seen in (c, w):
+        assert BOX_UID_BASE <= seen["uid"] < BOX_UID_BASE + BOX_COUNT
+        assert seen["pid"] == 2 and seen["procs"] == ["2"]  # the runner alone (its init is hidden)
+        assert seen["cwd"] == "/sandbox/scratch"
+    assert c["root"] == w["root"] and "work" not in w["root"] and "home" not in w["root"]
+    host = {n: os.readlink(f"/proc/self/ns/{n}") for n in c["ns"]}
+    # none shared with the host (the cold run's were freed before the warm one started: their numbers may recur)
+    assert all(c["ns"][n] != host[n] and w["ns"][n] != host[n] for n in host), (c["ns"], w["ns"], host)

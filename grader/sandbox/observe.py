@@ -20,7 +20,8 @@ arrival up to its own, less the usage read at the previous frame's arrival. Sour
 
 * process backend: ``VmHWM`` (the high-water mark of the resident set) and ``VmRSS`` of the runner
   from ``/proc/<pid>/status``, reset by writing ``5`` to ``/proc/<pid>/clear_refs`` (``proc(5)``,
-  Linux >= 4.0). The runner is the launcher's pid (``launch.py`` execs it); children it may start
+  Linux >= 4.0). The runner is the launcher's pid (``launch.py`` execs it) or, in a full box, the
+  launcher's grandchild (pid 2 of the box's PID namespace, found by its ``NSpid``); children it may start
   are not included (``RLIMIT_NPROC`` limits them; a forger that hides work in a child is not seen);
 * docker backend: the container's memory cgroup, v1 ``memory.max_usage_in_bytes`` (reset by writing
   ``0``) and ``memory.usage_in_bytes``; v2 ``memory.peak`` (reset by writing to the open file, its
@@ -204,10 +205,22 @@ def _write(path: str, text: str) -> bool:
         return False
 
 
-def process_memory_watch(pid: int) -> MemoryWatch:
-    """The runner's resident set: ``VmHWM`` since a reset (``clear_refs`` ``5``) and ``VmRSS``."""
-    return MemoryWatch(lambda: _status_kib(pid, "VmHWM"), lambda: _write(f"/proc/{pid}/clear_refs", "5"),
-                       lambda: _status_kib(pid, "VmRSS"))
+def process_memory_watch(pid: "int | Callable[[], int | None]") -> MemoryWatch:
+    """The runner's resident set: ``VmHWM`` since a reset (``clear_refs`` ``5``) and ``VmRSS``.
+
+    ``pid``: the runner's host pid, or a callable giving it (None while it is not known yet: the
+    process backend's box starts the runner as the launcher's grandchild)."""
+    where = pid if callable(pid) else (lambda: pid)
+
+    def status(key: str) -> int | None:
+        current = where()
+        return None if current is None else _status_kib(current, key)
+
+    def reset() -> bool:
+        current = where()
+        return current is not None and _write(f"/proc/{current}/clear_refs", "5")
+
+    return MemoryWatch(lambda: status("VmHWM"), reset, lambda: status("VmRSS"))
 
 
 def cgroup_memory_dirs(container_id: str, root: str = CGROUP_ROOT) -> list[str]:

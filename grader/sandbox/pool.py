@@ -17,7 +17,8 @@ runs cold and asks for the key to be kept warm) or given ahead with ``prime``; a
 keys are kept (least recently used dropped). A waiting runner exits on end of file on its stdin,
 which the grading process holds: even a ``kill -9`` of the grader leaves no waiting runner behind.
 
-Backends: ``process`` (``ProcessSandbox.start_warm``/``run_warm``: runners waiting on a pipe) and
+Backends: ``process`` (``ProcessSandbox.start_warm``/``run_warm``: runners waiting on a pipe, each in
+a box of its own, uid and namespaces taken at its start and given back at its discard) and
 ``docker`` (``DockerSandbox.start_warm``/``run_warm``: hardened containers, created with exactly the
 cold run's ``container_options``, waiting on their attach socket; see ``grader.sandbox.docker``).
 A backend without them runs cold through ``PooledSandbox`` unchanged.

@@ -1,15 +1,19 @@
-"""The ``process`` backend: the runner in a child process with rlimits (the embedded default).
+"""The ``process`` backend: the runner in a child process with rlimits, in a box of its own (the embedded default).
 
-Each run starts ``grader/sandbox/launch.py`` (a fresh process), which sets the run up and execs the
-runner. Where the grader runs as root: a private mount namespace and an empty network namespace,
-small private tmpfs mounts over ``/tmp``, ``/var/tmp``, ``/dev/shm`` and over whatever folder hides
-the interpreter from other users (e.g. ``/root``), the interpreter's folders bound back read-only,
-then the submission runs as ``nobody`` (uid 65534): it can write only its scratch folder and
-reach no network. Elsewhere: a user and network namespace where the kernel allows it (no network),
-the invoking user. Always: rlimits on CPU seconds, address space, file size, open files and
-processes; a scratch working folder; a scrubbed environment; its own session (killed as a group).
-Isolation is weaker than Docker's (shared kernel, process table and read-only view of the host's
-world-readable files) and the scorecard says what was in force; ``--require-isolation`` refuses it.
+Each run starts ``grader/sandbox/launch.py`` (a fresh process), which sets the run up and starts the
+runner. Where the grader runs as root, every run gets a box (after ioi/isolate, see ``launch.py``):
+its own uid (``BOX_UID_BASE + id``, one box id per concurrent run from ``BoxAllocator``), its own
+PID, IPC, UTS, mount and network namespaces, a root of its own holding only the system folders, the
+interpreter and the run's folder (at ``BOX_DIR``; ``input/`` read-only, ``scratch/`` the box's),
+private size-capped tmpfs over ``/tmp``, ``/var/tmp``, ``/run``, ``/run/lock`` and ``/dev/shm``, no
+kernel keyrings (a seccomp filter: they outlive every namespace), and nothing it started outlives it (the PID namespace's init exits with the runner; whatever still runs
+as the box's uid is killed before the id is free again). Where that is not allowed, the box uid
+alone; where the grader is not root, a user and network namespace where the kernel allows it (no
+network, the invoking user). Always: rlimits on CPU seconds, address space, file size, open files and
+processes; a scrubbed environment; its own session (killed as a group). ``Sandbox.info().isolation``
+names every protection (``PROTECTIONS``) and those missing here; ``grade serve`` refuses a box that
+misses one unless told ``--insecure-sandbox``; ``--require-isolation`` refuses this backend (it
+shares the host's kernel: docker is the isolation for untrusted code).
 
 The runner's stdin is a pipe from the host (``AckPipe``): a warm runner's ``go`` line, then the frame
 handshake's acknowledgements (``grader.sandbox.observe``); the runner keeps it on a private
@@ -18,6 +22,7 @@ descriptor and gives the submission ``/dev/null`` as stdin.
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
 import os
@@ -28,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
@@ -38,7 +44,6 @@ from grader.sandbox.deadline import wait_for_run
 from grader.sandbox.observe import (CpuTimeline, FrameSync, attach_observed, process_memory_watch,
                                     process_tree_cpu_seconds)
 
-NOBODY_UID = 65534
 #: Environment variables passed through: they pick correct OpenBLAS kernels on some CPUs.
 PASS_THROUGH_ENV = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
@@ -125,51 +130,328 @@ def interpreter_folders(python: str) -> list[str]:
     return sorted(f for f in folders if f and os.path.isdir(f))
 
 
-@functools.lru_cache(maxsize=4)
-def probe_isolation(python: str) -> dict:
-    """Run ``launch.py`` once with a tiny program to learn what isolation it achieves here.
+#: The box uids: ``BOX_UID_BASE + i`` for box ``i`` of ``BOX_COUNT`` (ioi/isolate's default range; no
+#: host account uses it here). The gid is the uid. Overridable for hosts where the range is taken.
+BOX_UID_BASE = int(os.environ.get("GRADER_BOX_UID_BASE", "60000"))
+BOX_COUNT = int(os.environ.get("GRADER_BOX_COUNT", "1000"))
+#: What a box must have for interview mode (``Sandbox.info().isolation["protections"]``): the keys of
+#: ``missing`` when one is not in force here. See ``launch.py`` for how each is made.
+PROTECTIONS = {
+    "own_uid": "a uid of its own per run (not root, not shared with any other run)",
+    "pid_namespace": "its own PID namespace: no other process visible, all killed when the run ends",
+    "ipc_namespace": "its own IPC namespace: no System V or POSIX IPC object shared with anyone",
+    "mount_namespace": "its own root: nothing of the host but system folders, the interpreter and its inputs",
+    "network_namespace": "its own network namespace: no network",
+    "uts_namespace": "its own host name",
+    "private_tmp": "private size-capped tmpfs over /tmp, /var/tmp, /run, /run/lock, /dev/shm",
+    "no_keyrings": "the kernel keyrings refused (seccomp): a uid's keyrings outlive every namespace",
+}
 
-    Returns:
-        ``{"user": "nobody" | "root" | "invoking user", "network": bool, "why": str}``: the uid the
-        program ran as, whether it had its own network namespace, and why privileges could not be
-        dropped (empty when they were, or when the grader is not root).
+
+@dataclass
+class Box:
+    """One box id held by a run: uid and gid ``BOX_UID_BASE + id``, locked until ``release``.
+
+    Attributes:
+        id: the box number (``0 <= id < count``).
+        uid, gid: the box's user and group ids on the host.
     """
-    root = tempfile.mkdtemp(prefix="grade-process-probe-")
+
+    id: int
+    uid: int
+    gid: int
+    _fd: int | None = None
+
+    def release(self, *, kill: bool = True) -> None:
+        """Kill every process left with the box's uid (``kill``, and only when the grader is root: a
+        box without a PID namespace may leave some), then unlock the id (idempotent)."""
+        if kill and os.geteuid() == 0:
+            kill_uid(self.uid)
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            os.close(fd)  # releases the flock
+
+
+def kill_uid(uid: int, rounds: int = 50) -> int:
+    """SIGKILL every live process whose real uid is ``uid`` (zombies are dead already), repeating until
+    none is left or after ``rounds`` scans of ``/proc`` (a forking process is caught on a later scan).
+    Returns how many signals were sent."""
+    sent, want = 0, b"\nUid:\t%d\t" % uid
+    for _ in range(rounds):
+        found = 0
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:  # the head of status holds State and Uid (real uid first); one small read
+                fd = os.open(f"/proc/{name}/status", os.O_RDONLY)
+                try:
+                    head = os.read(fd, 1024)
+                finally:
+                    os.close(fd)
+                if want not in head or b"\nState:\tZ" in head:
+                    continue
+                os.kill(int(name), signal.SIGKILL)
+                found += 1
+            except OSError:
+                continue
+        sent += found
+        if not found:
+            break
+        time.sleep(0.01)
+    return sent
+
+
+class BoxAllocator:
+    """Hands out box ids, one per concurrent run, safely across threads and processes: box ``i`` is
+    held while its lock file ``<folder>/<i>.lock`` is ``flock``ed (per open file description, so two
+    threads of one process exclude each other too; a killed grader's locks go with its descriptors).
+
+    Args:
+        folder: where the lock files live (default ``/run/grade-boxes`` for root, else a folder of
+            this user in the temporary folder); made 0700.
+        base: the uid of box 0.
+        count: how many boxes there are (concurrent runs beyond it raise ``SandboxUnavailable``).
+    """
+
+    def __init__(self, folder: str | None = None, base: int = BOX_UID_BASE, count: int = BOX_COUNT):
+        if folder is None:
+            folder = ("/run/grade-boxes" if os.geteuid() == 0 and os.access("/run", os.W_OK)
+                      else os.path.join(tempfile.gettempdir(), f"grade-boxes-{os.geteuid()}"))
+        self.folder, self.base, self.count = folder, int(base), int(count)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def acquire(self) -> Box:
+        """Lock the next free box (ids are tried round-robin from the last one given, so a released
+        uid is not the very next one handed out; an id that a host user or group has is skipped).
+
+        Raises:
+            SandboxUnavailable: every box is in use, or the lock folder cannot be made.
+        """
+        try:
+            os.makedirs(self.folder, mode=0o700, exist_ok=True)
+            os.chmod(self.folder, 0o700)
+        except OSError as exc:
+            raise SandboxUnavailable(f"cannot make the box lock folder {self.folder}: {exc}") from exc
+        with self._lock:
+            start = self._next
+        for k in range(self.count):
+            i = (start + k) % self.count
+            if _account_exists(self.base + i):  # a host account's uid or gid is never a box's
+                continue
+            fd = os.open(os.path.join(self.folder, f"{i}.lock"), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                os.close(fd)
+                continue
+            with self._lock:
+                self._next = i + 1
+            return Box(id=i, uid=self.base + i, gid=self.base + i, _fd=fd)
+        raise SandboxUnavailable(f"all {self.count} process-sandbox boxes are in use ({self.folder})")
+
+
+@functools.lru_cache(maxsize=4096)
+def _account_exists(uid: int) -> bool:
+    """A user or group of the host has this id (``/etc/passwd``, ``/etc/group`` or NSS)."""
+    import grp  # noqa: PLC0415
+    import pwd  # noqa: PLC0415
+
+    for lookup in (pwd.getpwuid, grp.getgrgid):
+        try:
+            lookup(uid)
+            return True
+        except KeyError:
+            pass
+    return False
+
+
+_ALLOCATOR: BoxAllocator | None = None
+
+
+def allocator() -> BoxAllocator:
+    """This process's ``BoxAllocator`` (made on first use)."""
+    global _ALLOCATOR  # noqa: PLW0603 - one allocator per process; the locks make it safe across processes
+    if _ALLOCATOR is None:
+        _ALLOCATOR = BoxAllocator()
+    return _ALLOCATOR
+
+
+PROBE_PROGRAM = """
+import ctypes, errno, json, os
+def keyrings_refused():
+    nr = {'x86_64': 250, 'aarch64': 219}.get(os.uname().machine)
+    if nr is None:
+        return False
+    libc = ctypes.CDLL(None, use_errno=True)
+    return libc.syscall(nr, 0, ctypes.c_int(-4), 0) == -1 and ctypes.get_errno() == errno.EPERM
+def dev(d):
     try:
-        os.chmod(root, 0o755)
-        scratch = os.path.join(root, "scratch")
-        os.mkdir(scratch)
-        drop = os.geteuid() == 0
-        if drop:
-            os.chown(scratch, NOBODY_UID, NOBODY_UID)
-        program = ("import os, sys; open('probe', 'w').write('ok'); "
-                   "print(os.getuid(), os.readlink('/proc/self/ns/net'))")
-        cfg = _launch_config([python, "-I", "-S", "-c", program], {"PATH": "/usr/bin:/bin"}, scratch, root, python,
-                             Limits(), drop)
+        return os.stat(d).st_dev if os.access(d, os.W_OK) else None
+    except OSError:
+        return None
+open('probe', 'w').write('ok')
+print(json.dumps({'uid': os.getuid(), 'pid': os.getpid(), 'root': sorted(os.listdir('/')),
+                  'keyrings_refused': keyrings_refused(),
+                  'ns': {n: os.readlink('/proc/self/ns/' + n) for n in ('net', 'ipc', 'pid', 'mnt', 'uts')},
+                  'writable': {d: dev(d) for d in ('/tmp', '/var/tmp', '/run', '/run/lock', '/dev/shm')}}))
+"""
+
+
+def _judge_probe(facts: dict, box: Box | None, cfg: dict) -> dict[str, bool]:
+    """Which ``PROTECTIONS`` the probe program's ``facts`` show in force."""
+    host_ns = {n: os.readlink(f"/proc/self/ns/{n}") for n in facts["ns"]}
+    own = {n: facts["ns"][n] != host_ns[n] for n in host_ns}
+    allowed = {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "sys", "run", "tmp",
+               "var"} | {p.strip(os.sep).split(os.sep)[0] for p in cfg["keep_ro"] + [cfg["box_dir"] or cfg["keep_rw"][0]]}
+
+    def host_dev(d):
+        try:
+            return os.stat(d).st_dev
+        except OSError:
+            return None
+
+    return {
+        "own_uid": box is not None and facts["uid"] == box.uid != 0,
+        "pid_namespace": own["pid"] and facts["pid"] == 2,
+        "ipc_namespace": own["ipc"],
+        "mount_namespace": own["mnt"] and set(facts["root"]) <= allowed,
+        "network_namespace": own["net"],
+        "uts_namespace": own["uts"],
+        "private_tmp": all(v is not None and v != host_dev(d) for d, v in facts["writable"].items()),
+        "no_keyrings": bool(facts.get("keyrings_refused")),
+    }
+
+
+def _probe_once(python: str, isolate: bool, drop: bool) -> tuple[dict[str, bool] | None, str]:
+    """Run ``PROBE_PROGRAM`` through the launcher in one mode; ``(protections, "")`` or ``(None, why)``."""
+    root = tempfile.mkdtemp(prefix="grade-process-probe-")
+    box = allocator().acquire() if drop else None
+    try:
+        scratch = _make_run_folders(root, box, isolate)
+        os.mkdir(os.path.join(root, "input"), 0o755)
+        if box is not None and isolate:
+            scratch = os.path.join(BOX_DIR, "scratch")
+        cfg = _launch_config([python, "-I", "-S", "-c", PROBE_PROGRAM], {"PATH": "/usr/bin:/bin"}, scratch, root,
+                             python, Limits(), box, isolate)
         proc = subprocess.run([python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], capture_output=True,
                               text=True, timeout=30, start_new_session=True)
         if proc.returncode != 0:
-            return {"user": "root" if drop else "invoking user", "network": False,
-                    "why": (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]}
-        uid, net = proc.stdout.split()
-        own_net = net != os.readlink("/proc/self/ns/net")
-        user = "nobody" if int(uid) == NOBODY_UID else ("root" if int(uid) == 0 else "invoking user")
-        return {"user": user, "network": own_net, "why": ""}
-    except (OSError, ValueError, subprocess.SubprocessError) as exc:
-        return {"user": "root" if os.geteuid() == 0 else "invoking user", "network": False, "why": str(exc)}
+            return None, (proc.stderr.strip().splitlines() or [f"exit code {proc.returncode}"])[-1]
+        facts = json.loads(proc.stdout.strip().splitlines()[-1])
+        if drop and facts["uid"] == 0:
+            return None, "the runner was still root"
+        return _judge_probe(facts, box, cfg), ""
+    except (OSError, ValueError, KeyError, IndexError, subprocess.SubprocessError, SandboxUnavailable) as exc:
+        return None, str(exc)
     finally:
         shutil.rmtree(root, ignore_errors=True)
+        if box is not None:
+            box.release()
+
+
+@functools.lru_cache(maxsize=4)
+def probe_isolation(python: str) -> dict:
+    """Run ``launch.py`` with a tiny program to learn what isolation it achieves here: first a full
+    box (namespaces, own root, box uid); where that fails, the box uid alone (root) or nothing.
+
+    Returns:
+        ``{"mode": "box" | "uid" | "none", "user": "box" | "root" | "invoking user",
+        "protections": {name: bool} (``PROTECTIONS``), "network": bool, "why": str}``: how runs are
+        launched, who the program ran as, which protections held, whether it had no network, and why
+        the full box could not be made (empty when it could).
+    """
+    root = os.geteuid() == 0
+    none = dict.fromkeys(PROTECTIONS, False)
+    protections, why = _probe_once(python, True, root)
+    if protections is not None and (not root or protections["own_uid"]):
+        mode = "box" if root else "none"
+        return {"mode": mode, "user": "box" if root else "invoking user", "protections": protections,
+                "network": protections["network_namespace"], "why": why}
+    if not root:  # pragma: no cover - the unprivileged launcher does not fail on a missing namespace
+        return {"mode": "none", "user": "invoking user", "protections": none, "network": False, "why": why}
+    uid_only, why_uid = _probe_once(python, False, True)
+    if uid_only is not None and uid_only["own_uid"]:
+        return {"mode": "uid", "user": "box", "protections": uid_only, "network": False, "why": why}
+    return {"mode": "none", "user": "root", "protections": none, "network": False, "why": why or why_uid}
+
+
+def _make_run_folders(root: str, box: Box | None, isolate: bool) -> str:
+    """Make ``root`` a run folder: ``scratch/`` (the box's own, 0700) and, for a full box, ``newroot/``
+    (the mount point of its root); ``root`` itself ``0750`` root and the box's group (no other box can
+    enter it, even where the host's ``/tmp`` is visible). Returns the scratch folder."""
+    scratch = os.path.join(root, "scratch")
+    os.mkdir(scratch)
+    if box is not None:
+        os.chown(root, 0, box.gid)
+        os.chmod(root, 0o750)
+        os.chown(scratch, box.uid, box.gid)
+        os.chmod(scratch, 0o700)
+        if isolate:
+            os.mkdir(os.path.join(root, "newroot"), 0o700)
+    else:
+        os.chmod(root, 0o755)
+    return scratch
 
 
 def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: str, limits: Limits,
-                   drop: bool) -> dict:
+                   box: Box | None, isolate: bool) -> dict:
     """The JSON config ``launch.py`` reads (see its docstring)."""
     return {"argv": argv, "env": env, "cwd": scratch, "keep_rw": [root], "keep_ro": interpreter_folders(python),
-            "uid": NOBODY_UID if drop else None, "gid": NOBODY_UID if drop else None,
+            "uid": box.uid if box else None, "gid": box.gid if box else None, "isolate": isolate,
+            "newroot": os.path.join(root, "newroot"), "box_dir": BOX_DIR if box and isolate else None,
             "tmpfs_bytes": 16 << 20,
             "limits": {"cpu": int(limits.cpu_seconds), "as": int(limits.memory_bytes),
                        "fsize": int(limits.file_size_bytes), "nofile": int(limits.max_open_files),
                        "nproc": int(limits.max_processes)}}
+
+
+def _nspid(pid: int) -> list[int]:
+    """``NSpid`` of ``/proc/<pid>/status``: its pid in each PID namespace, the host's first ([] if gone)."""
+    try:
+        with open(f"/proc/{pid}/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"NSpid:"):
+                    return [int(v) for v in line.split()[1:]]
+    except (OSError, ValueError):
+        pass
+    return []
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return [int(c) for c in fh.read().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def boxed_runner_pid(launcher_pid: int) -> int | None:
+    """The host pid of the runner in a full box started by the launcher ``launcher_pid``: the child
+    of the box's init (pid 1 in the box) that is pid 2 in the box; None until it exists."""
+    for init in _children(launcher_pid):
+        if _nspid(init)[-1:] == [1]:
+            for child in _children(init):
+                if _nspid(child)[-1:] == [2]:
+                    return child
+    return None
+
+
+class _RunnerPid:
+    """The runner's host pid, found once (it never changes: ``execve`` keeps it)."""
+
+    def __init__(self, launcher_pid: int):
+        self.launcher_pid, self.pid = launcher_pid, None
+
+    def __call__(self) -> int | None:
+        if self.pid is None:
+            self.pid = boxed_runner_pid(self.launcher_pid)
+        return self.pid
+
+
+#: Where a full box sees its run folder (``input/``, ``scratch/``): a fixed path, as the docker
+#: backend's ``/sandbox/input``, so nothing of the host's temporary paths reaches the submission.
+BOX_DIR = "/sandbox"
 
 
 class ProcessSandbox:
@@ -179,23 +461,44 @@ class ProcessSandbox:
 
     def __init__(self, python: str | None = None):
         self.python = python or sys.executable
+        root = os.geteuid() == 0
         probe = probe_isolation(self.python) if os.path.exists(self.python) else {
-            "user": "root" if os.geteuid() == 0 else "invoking user", "network": False, "why": "no interpreter"}
+            "mode": "none", "user": "root" if root else "invoking user", "protections": dict.fromkeys(PROTECTIONS, False),
+            "network": False, "why": "no interpreter"}
+        self._mode = probe["mode"]
+        self._protections = dict(probe["protections"])
         self._net = probe["network"]
-        self._drop_user = os.geteuid() == 0 and probe["user"] == "nobody"
+        self._drop_user = root and probe["user"] == "box"
         self._why = probe["why"]
 
+    @property
+    def missing(self) -> list[str]:
+        """The ``PROTECTIONS`` not in force here (empty: every one is)."""
+        return [name for name in PROTECTIONS if not self._protections.get(name)]
+
     def info(self) -> SandboxInfo:
-        """Isolation actually in force on this host (as ``probe_isolation`` found it)."""
-        user = "nobody" if self._drop_user else ("root" if os.geteuid() == 0 else "invoking user")
-        return SandboxInfo(backend=self.name, isolation={
+        """Isolation actually in force on this host (as ``probe_isolation`` found it): ``protections``
+        (each of ``PROTECTIONS``: in force or not) and ``missing`` (those not, with ``missing_why``)."""
+        if self._drop_user:
+            user = f"own uid per run ({BOX_UID_BASE}-{BOX_UID_BASE + BOX_COUNT - 1})"
+        else:
+            user = "root" if os.geteuid() == 0 else "invoking user"
+        boxed = self._mode == "box" and self._protections.get("mount_namespace")
+        missing = self.missing
+        isolation = {
             "network": "none (own namespace)" if self._net else "shared with host",
             "user": user + (f" (could not drop privileges: {self._why})" if user == "root" and self._why else ""),
-            "filesystem": ("host filesystem read-only to the submission except its scratch folder; private "
-                           "tmpfs over /tmp, /var/tmp, /dev/shm" if self._drop_user
+            "filesystem": ("own root: system folders, the interpreter and the run's folder read-only, its scratch "
+                           "folder and private tmpfs over /tmp, /var/tmp, /run, /run/lock, /dev/shm writable" if boxed
                            else "host filesystem, scratch working folder"),
             "rlimits": ["cpu", "address_space", "file_size", "open_files", "processes"],
-        })
+            "protections": dict(self._protections),
+            "missing": missing,
+        }
+        if missing:
+            isolation["missing_why"] = self._why or ("not available without root" if os.geteuid() != 0 else
+                                                     "the kernel or the grader's privileges did not allow it")
+        return SandboxInfo(backend=self.name, isolation=isolation)
 
     def _environment(self, scratch: str, limits: Limits) -> dict[str, str]:
         env = {
@@ -213,35 +516,37 @@ class ProcessSandbox:
         return env
 
     def run(self, job: SandboxJob, limits: Limits) -> SandboxRun:
-        """Run ``job`` in a child process; see ``Sandbox.run``."""
+        """Run ``job`` in a child process, in a box of its own; see ``Sandbox.run``.
+
+        Raises:
+            SandboxUnavailable: the interpreter cannot be started, or every box is in use.
+        """
+        box = allocator().acquire() if self._drop_user else None
         root = tempfile.mkdtemp(prefix="grade-process-")
         try:
-            return self._run_in(root, job, limits)
+            return self._run_in(root, job, limits, box)
         finally:
-            shutil.rmtree(root, ignore_errors=True)
+            _dispose(root, box)
 
-    def _run_in(self, root: str, job: SandboxJob, limits: Limits) -> SandboxRun:
-        input_dir = self._prepare(root)
+    def _run_in(self, root: str, job: SandboxJob, limits: Limits, box: "Box | None") -> SandboxRun:
+        input_dir = self._prepare(root, box)
         _write_job(input_dir, job)
         start = time.monotonic()
-        proc, readers = self._spawn(root, limits, wait_for_job=None)
+        proc, readers = self._spawn(root, limits, wait_for_job=None, box=box)
         return self._attend(proc, readers, limits, start)
 
-    def _prepare(self, root: str) -> str:
-        """Make ``root/input`` (holding the runner) and ``root/scratch`` (the submission's, owned by
-        ``nobody`` when privileges are dropped); return the input folder."""
-        input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
+    def _prepare(self, root: str, box: "Box | None") -> str:
+        """Make ``root/input`` (holding the runner; root's, read-only to the box) and ``root/scratch``
+        (the box's own, ``_make_run_folders``); return the input folder."""
+        _make_run_folders(root, box, self._mode == "box")
+        input_dir = os.path.join(root, "input")
         os.mkdir(input_dir)
-        os.mkdir(scratch)
-        os.chmod(root, 0o755)
         os.chmod(input_dir, 0o755)
         for name, path in (("runner.py", RUNNER_PATH), ("instruments.py", INSTRUMENTS_PATH)):
             _write_readonly(os.path.join(input_dir, name), path.read_bytes())
-        if self._drop_user:
-            os.chown(scratch, NOBODY_UID, NOBODY_UID)
         return input_dir
 
-    def _spawn(self, root: str, limits: Limits, wait_for_job: str | None):
+    def _spawn(self, root: str, limits: Limits, wait_for_job: str | None, box: "Box | None" = None):
         """Start the launcher on the runner in ``root``; with ``wait_for_job`` (``numpy`` or
         ``torch``) the runner imports that runtime and blocks reading its stdin until the host has
         written the job (``runner.py --wait``). Returns ``(proc, (results_reader, output_reader))``.
@@ -249,13 +554,17 @@ class ProcessSandbox:
         Raises:
             SandboxUnavailable: the interpreter cannot be started.
         """
-        input_dir, scratch = os.path.join(root, "input"), os.path.join(root, "scratch")
+        isolate = self._mode == "box" or os.geteuid() != 0
+        # the runner's paths as it sees them: the box's fixed folder in a full box, else the host's
+        seen = BOX_DIR if box is not None and isolate else root
+        input_dir, scratch = os.path.join(seen, "input"), os.path.join(seen, "scratch")
         argv = [self.python, "-I", os.path.join(input_dir, "runner.py")]
         argv += (["--wait", wait_for_job] if wait_for_job else []) + [SYNC_FLAG, input_dir]
         cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
-                             self._drop_user)
+                             box, isolate)
         try:
-            proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)], cwd=scratch,
+            proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)],
+                                    cwd=os.path.join(root, "scratch"),
                                     env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8"},
                                     stdin=subprocess.PIPE,
                                     stdout=subprocess.PIPE,
@@ -263,7 +572,9 @@ class ProcessSandbox:
         except OSError as exc:
             raise SandboxUnavailable(f"could not start {self.python}: {exc}") from exc
         acks = AckPipe(proc.stdin)  # the go line (warm) and the frame handshake's acknowledgements
-        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid), memory=process_memory_watch(proc.pid),
+        # In a full box the runner is the launcher's grandchild (pid 2 in the box), seen under its host pid.
+        runner = _RunnerPid(proc.pid) if box is not None and self._mode == "box" else proc.pid
+        timeline = CpuTimeline(lambda: process_tree_cpu_seconds(proc.pid), memory=process_memory_watch(runner),
                                sync=FrameSync(acks.send))
         readers = (CappedReader(proc.stdout, limits.result_bytes, timeline, acks),
                    CappedReader(proc.stderr, limits.output_bytes))
@@ -274,20 +585,22 @@ class ProcessSandbox:
 
     def start_warm(self, runtime: str, limits: Limits) -> "WarmProcess":
         """Start a runner ahead of its job (the warm pool, ``grader.sandbox.pool``): a fresh launcher
-        and runner with ``limits`` already in force, ``runtime`` (``numpy`` or ``torch``) imported,
-        waiting on its stdin. Give it exactly one job with ``run_warm``, or ``discard`` it.
+        and runner in a box of its own (held until ``discard``: the same isolation as a cold run) with
+        ``limits`` already in force, ``runtime`` (``numpy`` or ``torch``) imported, waiting on its stdin.
+        Give it exactly one job with ``run_warm``, or ``discard`` it.
 
         Raises:
-            SandboxUnavailable: the interpreter cannot be started.
+            SandboxUnavailable: the interpreter cannot be started, or every box is in use.
         """
+        box = allocator().acquire() if self._drop_user else None
         root = tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{os.getpid()}-")
         try:
-            self._prepare(root)
-            proc, readers = self._spawn(root, limits, wait_for_job=runtime)
+            self._prepare(root, box)
+            proc, readers = self._spawn(root, limits, wait_for_job=runtime, box=box)
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            _dispose(root, box)
             raise
-        warm = WarmProcess(root=root, proc=proc, readers=readers, limits=limits, runtime=runtime)
+        warm = WarmProcess(root=root, proc=proc, readers=readers, limits=limits, runtime=runtime, box=box)
         warm.ready_thread.start()
         return warm
 
@@ -376,6 +689,15 @@ def sweep_warm_folders(tmp: str | None = None) -> list[str]:
     return sweep_orphan_folders(WARM_PREFIX, tmp)
 
 
+def _dispose(root: str, box: Box | None) -> None:
+    """After a run: kill whatever still runs as the box's uid, remove the run folder, then free the box."""
+    if box is not None and os.geteuid() == 0:
+        kill_uid(box.uid)
+    shutil.rmtree(root, ignore_errors=True)
+    if box is not None:
+        box.release(kill=False)
+
+
 def _write_readonly(path: str, data: bytes) -> None:
     with open(path, "wb") as fh:
         fh.write(data)
@@ -402,10 +724,12 @@ class WarmProcess:
         runtime: ``numpy`` or ``torch``: what it imported while waiting.
         used: it was given its job (never given another).
         ready: set once its runtime is imported (it wrote ``runner.READY_LINE``).
+        box: the box it runs in (uid, lock), released by ``discard``; None without a box uid.
     """
 
-    def __init__(self, root: str, proc, readers, limits: Limits, runtime: str):
+    def __init__(self, root: str, proc, readers, limits: Limits, runtime: str, box: Box | None = None):
         self.root, self.proc, self.readers, self.limits, self.runtime = root, proc, readers, limits, runtime
+        self.box = box
         self.used = False
         self.started = time.monotonic()
         #: set once the runner has imported its runtime and waits for the job
@@ -454,4 +778,5 @@ class WarmProcess:
                 stream.close()
             except (OSError, AttributeError):
                 pass
-        shutil.rmtree(self.root, ignore_errors=True)
+        box, self.box = self.box, None
+        _dispose(self.root, box)

@@ -5,6 +5,8 @@ Each case file's docstring carries ``key: value`` lines (parsed by ``Expectation
 
 ``expect``        the scorecard status under docker (``a|b``: either)
 ``process``       the status under the process backend (default: ``expect``), or ``skip: why``
+``needs``         ``box``: the process backend holds the case only in a full box (its own uid, PID, IPC,
+                  mount and network namespaces: ``ProcessSandbox.missing`` empty); skipped there otherwise
 ``passes``        the checks that must pass, every other must not: ``none``, ``all`` or ``id,id``;
                   ``|`` separates acceptable alternatives. ``input_unchanged`` is judged whether or
                   not the answer is right (one mistake, one deduction), so a hostile case that
@@ -74,6 +76,7 @@ class Expectation:
     output_has: tuple[str, ...] = ()
     output_lacks: tuple[str, ...] = ()
     host: tuple[str, ...] = ()
+    needs_box: bool = False
 
     @classmethod
     def parse(cls, path: Path) -> "Expectation":
@@ -84,7 +87,7 @@ class Expectation:
         for line in doc.splitlines():
             key, sep, value = line.partition(":")
             if sep and key.strip() in ("expect", "process", "passes", "verdicts", "limits", "exercise",
-                                       "output-has", "output-lacks", "host"):
+                                       "output-has", "output-lacks", "host", "needs"):
                 fields[key.strip()] = value.strip()
         if "expect" not in fields:
             raise ValueError(f"{path.name}: no 'expect:' line in its docstring")
@@ -100,7 +103,7 @@ class Expectation:
                    passes=split(fields.get("passes", "none")), verdicts=split(fields.get("verdicts", ""), ","),
                    limits=limits, exercise=fields.get("exercise", "softmax"),
                    output_has=split(fields.get("output-has", "")), output_lacks=split(fields.get("output-lacks", "")),
-                   host=split(fields.get("host", ""), ","))
+                   host=split(fields.get("host", ""), ","), needs_box=fields.get("needs") == "box")
 
     def make_limits(self) -> Limits:
         base = get_exercise(self.exercise).limits
@@ -188,6 +191,12 @@ def test_hostile_submission(exp: Expectation, backend: str, tmp_path, monkeypatc
 
         if "own namespace" not in ProcessSandbox().info().isolation["network"]:
             pytest.skip("the process backend cannot unshare the network here")
+    if backend == "process" and exp.needs_box:
+        from grader.sandbox.process import ProcessSandbox  # noqa: PLC0415
+
+        missing = ProcessSandbox().missing
+        if missing:
+            pytest.skip(f"the process backend's box lacks {', '.join(missing)} here")
     scratch = tmp_path / "tmp"
     scratch.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))  # the sandbox's temporary folders land here

@@ -2,7 +2,7 @@
 correct answer. The daemon keeps the output pipes open and sleeps.
 
 expect: graded
-process: skip: the process backend cannot reap a daemon that left its session (SECURITY.md)
+needs: box
 passes: all
 """
 import os

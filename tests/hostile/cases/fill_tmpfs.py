@@ -1,7 +1,7 @@
 """Hostile: fills the scratch /tmp until the disk is full, then answers correctly.
 
 expect: graded
-process: skip: the process backend's scratch folder is on the host's disk (SECURITY.md)
+needs: box
 passes: all
 output-has: TMPFS: full after
 """

@@ -2,7 +2,7 @@
 then answers correctly.
 
 expect: graded
-process: skip: RLIMIT_NPROC counts every process of the uid on the host, not this run's
+needs: box
 passes: all
 output-has: FORK: limited after
 limits: max_processes=32 wall_seconds=30

@@ -2,7 +2,7 @@
 socket, /etc/shadow, effective capabilities. Anything that works is printed as GAINED.
 
 expect: graded
-process: skip: as root with an interpreter nobody can reach, the process backend keeps root
+needs: box
 passes: all
 output-has: PRIV: done
 output-lacks: GAINED

@@ -2,12 +2,13 @@
 keys or the grader, other processes' command lines and environments, the host's mounts.
 
 expect: graded
-process: skip: the process backend shares the host's /proc (SECURITY.md)
+needs: box
 passes: all
 output-has: PROC: done
 output-lacks: LEAK
 """
 import os
+import sys
 
 import numpy as np
 
@@ -29,8 +30,10 @@ if len(pids) > 8:
     print(f"LEAK: {len(pids)} processes visible")
 with open("/proc/self/mountinfo") as fh:
     for line in fh:
-        mount_point = line.split()[4]
-        if mount_point.startswith(("/work", "/root", "/home", "/var/run", "/run")) or "docker.sock" in line:
+        mount_point, fs_type = line.split()[4], line.split(" - ")[1].split()[0]
+        ours = (mount_point.startswith("/run") and fs_type == "tmpfs"  # a private tmpfs (the process box's)
+                or mount_point == sys.prefix and " ro," in f" {line.split()[5]},")  # the interpreter, read-only
+        if mount_point.startswith(("/work", "/root", "/home", "/var/run", "/run")) and not ours or "docker.sock" in line:
             print(f"LEAK: mount {line.strip()}")
 for path in ("/proc/kcore", "/proc/sysrq-trigger", "/sys/kernel/debug", "/dev/mem", "/dev/kmsg"):
     try:

@@ -2,13 +2,14 @@
 and seeds, and tries to import the grader; any find is printed as LEAK. It then answers correctly.
 
 expect: graded
-process: skip: the process backend shares the host's file system (SECURITY.md)
+needs: box
 passes: all
 output-has: SNOOP: done
 output-lacks: LEAK
 """
 import json
 import os
+import sys
 
 import numpy as np
 
@@ -22,14 +23,15 @@ for root, dirs, names in os.walk("/", onerror=lambda e: None):
     if root.startswith(SKIP):
         dirs[:] = []
         continue
-    ours = root.startswith(("/opt/venv", "/usr"))  # the image's own Python and packages
+    # the image's own Python and packages (the process backend's box: the system's and the interpreter's)
+    ours = root.startswith(("/opt/venv", "/usr", sys.prefix))
     for d in dirs:
         if d in SECRET_DIRS and not ours:
             print(f"LEAK: folder {os.path.join(root, d)}")
     for name in names:
         files += 1
         path = os.path.join(root, name)
-        if name in SECRET_NAMES or (name.endswith((".npz", ".npy")) and root != here and not ours):
+        if not ours and name in SECRET_NAMES or (name.endswith((".npz", ".npy")) and root != here and not ours):
             print(f"LEAK: file {path}")
         if ours or not name.endswith((".py", ".json", ".toml", ".txt", ".md")):
             continue
@@ -62,7 +64,9 @@ for module in ("grader", "reference", "exercises", "reference.softmax", "grader.
         pass
 for path in ("/work", "/root", "/home", "/srv", "/var/run/docker.sock", "/run/docker.sock"):
     try:
-        if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        # a folder above the interpreter may hold the way to it (the process box's /root/.pyenv/...), nothing else
+        way = {sys.prefix[len(path):].strip("/").split("/")[0]} if sys.prefix.startswith(path + "/") else set()
+        if os.path.exists(path) and (not os.path.isdir(path) or set(os.listdir(path)) - way):
             print(f"LEAK: host path {path} is visible")
     except OSError:
         pass

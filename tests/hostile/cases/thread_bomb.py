@@ -2,7 +2,7 @@
 correctly (the interpreter would wait for those threads at exit: the host's clock ends it).
 
 expect: graded
-process: skip: RLIMIT_NPROC counts every process of the uid on the host, not this run's
+needs: box
 passes: all
 output-has: THREADS: limited after
 limits: wall_seconds=8 max_processes=32

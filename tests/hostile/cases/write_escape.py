@@ -2,7 +2,7 @@
 the runner's own files, the input folder), says what happened, then answers correctly.
 
 expect: graded
-process: skip: the process backend shares the host's file system (SECURITY.md)
+needs: box
 passes: all
 output-has: WRITE: tmp ok
 output-lacks: ESCAPED
