@@ -234,6 +234,24 @@ def _remember(key: tuple, plan: Plan, answers: tuple) -> None:
             _ANSWERS.popitem(last=False)
 
 
+def _reference_in_parts(exercise: Exercise, plan: Plan, wire: dict, ref_file: str) -> RunResults:
+    """The reference on ``plan`` as the sandbox runs a submission: the public part alone, then the
+    hidden part (``grader.grading.split``), so that what the reference measured on public steps (the
+    probes' peak bytes, FLOPs and times, shown to the candidate) never depends on the hidden cases
+    that ran before them in the same process."""
+    public, hidden = split_plan(plan, {c.id for c in exercise.checks if c.visibility == "hidden"})
+    expected = run_in_process({**wire, "steps": public.wire["steps"]}, plan.arrays, exercise.load_reference(),
+                              ref_file)
+    if hidden.steps:
+        rest = run_in_process({**wire, "steps": hidden.wire["steps"]}, plan.arrays, exercise.load_reference(),
+                              ref_file)
+        for step_id in hidden.steps:
+            expected.steps[step_id] = rest.steps[step_id]
+        # plan order, as a single run reports them
+        expected.steps = {s.id: expected.steps[s.id] for s in plan.steps if s.id in expected.steps}
+    return expected
+
+
 def answers_for(exercise: Exercise, seed: int, plan: Plan,
                 device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults], RunResults]:
     """Run the reference on ``plan`` four ways and remember the answers for this (exercise, seed),
@@ -255,7 +273,7 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan,
         torch.set_num_threads(1)
     wire = {**plan.wire(), "audit_ops": False}  # the reference is trusted: no op audit on the host
     with _MEASURE_LOCK:  # tracemalloc and the NumPy work counter are process-wide: one measured run at a time
-        expected = run_in_process(wire, plan.arrays, exercise.load_reference(), ref_file)
+        expected = _reference_in_parts(exercise, plan, wire, ref_file)
     golden_wire, golden_arrays = plan.golden()
     golden = run_in_process(_unmeasured({**golden_wire, "audit_ops": False}), golden_arrays,
                             exercise.load_reference(), ref_file)
@@ -588,10 +606,16 @@ HIDDEN_OUTPUT_NOTE = "\n[output printed during hidden cases is never shown]\n"
 
 
 def _part_job(part, annotate, source: bytes, plan: Plan, budget) -> SandboxJob:
-    """The sandbox job of one part of a split plan (``grader.grading.split``): its steps (each with its
-    limit after a hang), the arrays they use, nothing else; ``"hung": true`` when an earlier run of
-    this grading already hung (the runner then applies those limits from the first step)."""
-    wire = {**part.wire, "steps": annotate(part.wire["steps"]), "after_hang_s": DEFAULT_AFTER_HANG_S}
+    """The sandbox job of one part of a split plan (``grader.grading.split``): its steps, the arrays
+    they use, nothing else; ``"hung": true`` when an earlier run of this grading already hung (the
+    runner then applies the limits after a hang from the first step).
+
+    ``annotate`` (None for the public part) gives each step its limit after a hang, scaled from the
+    reference's measured time. The public part gets the flat ``DEFAULT_AFTER_HANG_S`` instead: its
+    ``plan.json`` is readable by the submission, and what the candidate sees must be the same bytes
+    at every grading, so it carries no measured figure."""
+    steps = annotate(part.wire["steps"]) if annotate is not None else part.wire["steps"]
+    wire = {**part.wire, "steps": steps, "after_hang_s": DEFAULT_AFTER_HANG_S}
     if budget.first_hang is not None:
         wire["hung"] = True
     return SandboxJob(plan=wire, arrays=part.arrays, submission=source, needs_torch=plan.uses_torch())
@@ -887,7 +911,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             # 3. The public part alone (the candidate view is built from it), then the hidden part
             #    in a fresh sandbox, sharing one time budget (issue #20).
             public_run, restarted = run_with_restarts(
-                backend, _part_job(public_part, annotate, source, plan, budget), limits, say, budget, annotate)
+                backend, _part_job(public_part, None, source, plan, budget), limits, say, budget)
             public_at = time.monotonic()
             public_budget = budget.to_json()
             hidden_run, hidden_restarted = None, []
