@@ -945,6 +945,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         return card(full.status, full.checks, full.message, full.run, full.artifacts)
     except (GraderBug, SandboxUnavailable, Exception) as exc:  # noqa: BLE001 - never charge the candidate
         message = f"Grader fault ({type(exc).__name__}): {exc}"
+        state["public"] = None  # a grader fault in either part is one in both views (graded again later)
         return card(Status.INFRASTRUCTURE_ERROR,
                     _same_verdict_everywhere(exercise, Verdict.SKIPPED, "Not graded: " + message), message)
 
