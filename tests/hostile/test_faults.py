@@ -105,7 +105,7 @@ def test_engine_gone_mid_batch_leaves_later_submissions_ungraded_and_a_rerun_gra
 
     def engine_stops_after_one(self, job, limits):
         calls.append(1)
-        if len(calls) > 1:
+        if len(calls) > 2:  # one grading: its public part, then its hidden part (issue 20)
             raise SandboxUnavailable("the Docker engine is not answering: simulated stop")
         return real_run(self, job, limits)
 
