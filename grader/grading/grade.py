@@ -625,6 +625,81 @@ def _part_job(part, annotate, source: bytes, plan: Plan, budget) -> SandboxJob:
 DEFAULT_AFTER_HANG_S = 2.0
 
 
+class _Prestarted:
+    """The backend, with one sandbox started ahead for the hidden part (issue 20): a waiting runner
+    (``start_warm``: its runtime imported, no submission, no input) that starts while the public part
+    runs, so the second sandbox costs little more than its job. Its first ``run`` with the limits it
+    was started with goes to that runner (``run_warm``); any other run, or a runner that died
+    waiting, runs cold. ``close`` discards it if it was never used."""
+
+    def __init__(self, backend, future):
+        self.backend, self.future, self.name = backend, future, backend.name
+        self.warm = None
+        self.used = False
+
+    def info(self):  # noqa: D102 - the backend's
+        return self.backend.info()
+
+    def _take(self):
+        if self.future is not None:
+            try:
+                self.warm = self.future.result()
+            except Exception:  # noqa: BLE001 - no warm sandbox: the run starts cold
+                self.warm = None
+            self.future = None
+        return self.warm
+
+    def run(self, job: SandboxJob, limits: Limits) -> SandboxRun:  # noqa: D102 - Sandbox.run
+        warm = None if self.used else self._take()
+        self.used = True
+        if warm is None or warm.limits != limits or not warm.alive():
+            self.close()
+            return self.backend.run(job, limits)
+        self.warm = None
+        run = self.backend.run_warm(warm, job)
+        if run.infrastructure_error and run.results.started is None:  # it died waiting: run it cold
+            return self.backend.run(job, limits)
+        return run
+
+    def close(self) -> None:
+        """Discard the waiting runner if it was never given its job."""
+        warm, self.warm = self._take(), None
+        if warm is not None:
+            warm.discard()
+
+
+def _prestart(backend, plan: Plan, limits: Limits, pool: ThreadPoolExecutor):
+    """A ``_Prestarted`` around ``backend`` whose waiting runner starts now in ``pool``; the plain
+    backend where it cannot keep one (a warm pool already does, a trusted in-process runner)."""
+    from grader.sandbox.pool import PooledSandbox, supports_warm  # noqa: PLC0415
+
+    if isinstance(backend, PooledSandbox) or not supports_warm(backend):
+        return backend
+    return _Prestarted(backend, pool.submit(backend.start_warm, "torch" if plan.uses_torch() else "numpy", limits))
+
+
+def _run_parts(backend, hidden_backend, public_part, hidden_part, plan: Plan, source: bytes, limits: Limits,
+               say: Callable[[str], None], budget: Budget, annotate):
+    """Step 3 of ``grade_submission``: the public part alone in its sandbox (the candidate view is built
+    from it), then, when it imported cleanly, the hidden part in a fresh one; both draw on ``budget``.
+
+    Returns:
+        ``(public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted)``: the public
+        part's run, the steps a restart charged there, when it ended (``time.monotonic``), the budget
+        as it stood then, and the same for the hidden part (None, [] when it did not run).
+    """
+    public_run, restarted = run_with_restarts(
+        backend, _part_job(public_part, None, source, plan, budget), limits, say, budget)
+    public_at = time.monotonic()
+    public_budget = budget.to_json()
+    hidden_run, hidden_restarted = None, []
+    if hidden_part.steps and _hidden_part_may_run(public_run, public_part, plan):
+        say("running the hidden cases in a fresh sandbox")
+        hidden_run, hidden_restarted = run_with_restarts(
+            hidden_backend, _part_job(hidden_part, annotate, source, plan, budget), limits, say, budget, annotate)
+    return public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted
+
+
 def _hidden_part_may_run(public_run: SandboxRun, public_part, plan: Plan) -> bool:
     """Whether the hidden part is worth a sandbox: the submission imported cleanly in the public part
     and nothing there already decides every check (a forbidden import or op, a grader fault)."""
@@ -898,7 +973,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             f"running the submission ({info.backend} sandbox)")
         # The sandbox runs in this thread, so Ctrl-C/SIGTERM reach the backend's own clean-up; the
         # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reference") as pool:
             pending = pool.submit(answers_for, exercise, seed, plan, device) if answers is None else None
 
             def annotate(steps: list[dict]) -> list[dict]:
@@ -908,17 +983,13 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                                                     for sid, r in ready[0].steps.items()}
                 return after_hang_limits(steps, seconds, plan.step_timeout_s)
 
-            # 3. The public part alone (the candidate view is built from it), then the hidden part
-            #    in a fresh sandbox, sharing one time budget (issue #20).
-            public_run, restarted = run_with_restarts(
-                backend, _part_job(public_part, None, source, plan, budget), limits, say, budget)
-            public_at = time.monotonic()
-            public_budget = budget.to_json()
-            hidden_run, hidden_restarted = None, []
-            if hidden_part.steps and _hidden_part_may_run(public_run, public_part, plan):
-                say("running the hidden cases in a fresh sandbox")
-                hidden_run, hidden_restarted = run_with_restarts(
-                    backend, _part_job(hidden_part, annotate, source, plan, budget), limits, say, budget, annotate)
+            hidden_backend = _prestart(backend, plan, limits, pool) if hidden_part.steps else backend
+            try:
+                public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted = _run_parts(
+                    backend, hidden_backend, public_part, hidden_part, plan, source, limits, say, budget, annotate)
+            finally:
+                if isinstance(hidden_backend, _Prestarted):
+                    hidden_backend.close()
             answers = pending.result() if pending is not None else answers
         if public_run.infrastructure_error:
             raise SandboxUnavailable(public_run.infrastructure_error)
