@@ -662,10 +662,14 @@ class _Prestarted:
         return run
 
     def close(self) -> None:
-        """Discard the waiting runner if it was never given its job."""
+        """Discard the waiting runner if it was never given its job, and wait until a used one is gone
+        (docker removes a used container in the background: nothing of the grading outlives it)."""
         warm, self.warm = self._take(), None
         if warm is not None:
             warm.discard()
+        wait = getattr(self.backend, "wait_removals", None)
+        if callable(wait):
+            wait()
 
 
 def _prestart(backend, plan: Plan, limits: Limits, pool: ThreadPoolExecutor):
