@@ -364,3 +364,40 @@ def test_a_hidden_step_on_a_public_object_replays_the_public_steps_that_built_it
     assert [s["id"] for s in hidden.wire["steps"]] == ["values.1", "values.2", "hidden_values.4"]
     assert hidden.replayed == ["values.1", "values.2"] and hidden.steps == ["hidden_values.4"]
     assert set(hidden.arrays) == {"p", "p2", "h"} and "h" not in public.arrays
+
+
+def test_submit_view_candidate_and_the_gradescope_export_show_one_bit_per_hidden_check(tmp_path):
+    """``grade submit --view candidate --json`` and ``--format gradescope`` for a submission that raises
+    with the input in the message on hidden cases only: the interviewer's card names the input, the
+    candidate's outputs hold the fixed sentence and no digest of a hidden input."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from grader.cli import main  # noqa: PLC0415
+
+    raises = '''
+    import hashlib, os
+    import numpy as np
+    HIDDEN = "hidden_values" in open(os.path.join(os.path.dirname(__file__), "plan.json")).read()
+
+    def softmax(x, axis=-1):
+        if HIDDEN:
+            raise ValueError("INPUT " + hashlib.sha256(np.ascontiguousarray(x).tobytes()).hexdigest())
+        m = np.max(x, axis=axis, keepdims=True)
+        e = np.exp(x - np.where(np.isfinite(m), m, 0))
+        s = e.sum(axis=axis, keepdims=True)
+        return np.where(s > 0, e / np.where(s > 0, s, 1), 0).astype(x.dtype)
+    '''
+    path = tmp_path / "raises.py"
+    path.write_text(textwrap.dedent(raises))
+    hidden = _hidden_digests(6)
+    outputs = {}
+    for view in ("interviewer", "candidate"):
+        result = CliRunner().invoke(main, ["submit", "softmax", str(path), "--sandbox", "process", "--seed", "6",
+                                           "--view", view, "--json", "-q", "--out", str(tmp_path / f"{view}.json"),
+                                           "--format", "gradescope", "--export", str(tmp_path / f"{view}-gs.json")])
+        assert result.exit_code in (0, 1), result.output
+        outputs[view] = result.output + (tmp_path / f"{view}-gs.json").read_text()
+    digests = lambda text: set(re.findall(r"[0-9a-f]{64}", text))  # noqa: E731
+    assert hidden & digests(outputs["interviewer"])  # the interviewer reads the exception
+    assert not hidden & digests(outputs["candidate"])
+    assert HIDDEN_NOT_PASSED in outputs["candidate"]
