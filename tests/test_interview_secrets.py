@@ -401,3 +401,60 @@ def test_submit_view_candidate_and_the_gradescope_export_show_one_bit_per_hidden
     assert hidden & digests(outputs["interviewer"])  # the interviewer reads the exception
     assert not hidden & digests(outputs["candidate"])
     assert HIDDEN_NOT_PASSED in outputs["candidate"]
+
+
+@pytest.fixture
+def step_timers():
+    """The runner's handlers of its step timers (``runner.main`` installs them in the sandbox)."""
+    import signal  # noqa: PLC0415
+
+    from grader.run import runner  # noqa: PLC0415
+
+    old = {sig: signal.signal(sig, runner._on_alarm) for sig in (signal.SIGALRM, signal.SIGPROF)}
+    yield
+    for sig, handler in old.items():
+        signal.signal(sig, handler)
+
+
+def test_after_a_step_hangs_later_steps_get_their_shorter_limit(step_timers):
+    import types  # noqa: PLC0415
+
+    from grader.run.runner import PlanExecutor  # noqa: PLC0415
+
+    module = types.ModuleType("loops")
+    exec("def spin():\n    while True:\n        pass\n\ndef one():\n    return 1\n", module.__dict__)  # noqa: S102
+    steps = [{"id": "a", "op": "call", "target": "spin", "args": [], "kwargs": {}, "timeout_s": 0.3},
+             {"id": "b", "op": "call", "target": "one", "args": [], "kwargs": {}, "after_hang_s": 0.1},
+             {"id": "c", "op": "call", "target": "spin", "args": [], "kwargs": {}, "after_hang_s": 0.1}]
+    reports = {}
+    PlanExecutor({"steps": steps, "step_timeout_s": 0.3}, {}, module, use_alarm=True).run(
+        lambda report, _out: reports.__setitem__(report["id"], report))
+    assert reports["a"]["exception"]["message"] == "step ran longer than 0.3 s of CPU time"
+    assert reports["b"]["ok"]  # a call that returns is unaffected
+    assert reports["c"]["exception"]["message"] == (
+        "step ran longer than 0.1 s of CPU time (the shorter limit of steps after one that hung)")
+    fresh = {}
+    PlanExecutor({"steps": steps[2:], "step_timeout_s": 0.3}, {}, module, use_alarm=True).run(
+        lambda report, _out: fresh.__setitem__(report["id"], report))
+    assert fresh["c"]["exception"]["message"] == "step ran longer than 0.3 s of CPU time"  # no hang before it
+    restarted = {}
+    PlanExecutor({"steps": steps[2:], "step_timeout_s": 0.3, "hung": True}, {}, module, use_alarm=True).run(
+        lambda report, _out: restarted.__setitem__(report["id"], report))
+    assert "shorter limit" in restarted["c"]["exception"]["message"]  # a restart after a hang
+
+
+def test_the_budget_gives_each_run_what_is_left_and_charges_no_load_allowance():
+    from grader.grading.restart import MIN_RUN_S, Budget  # noqa: PLC0415
+    from grader.run.channel import RunResults  # noqa: PLC0415
+    from grader.sandbox.base import SandboxRun  # noqa: PLC0415
+
+    limits = Limits(wall_seconds=10.0, cpu_seconds=10)
+    budget = Budget.for_limits(limits)
+    assert budget.total_s == 20.0 and budget.limits_for_run(limits) == limits
+    budget.charge(SandboxRun(results=RunResults(), wall_seconds=31.0, timed_out=True), limits)  # starved: 31 s wall
+    assert budget.spent_s == 10.0 and budget.wall_s == 31.0
+    budget.charge(SandboxRun(results=RunResults(), wall_seconds=6.5), limits)
+    given = budget.limits_for_run(limits)
+    assert given.wall_seconds == 3.5 and given.cpu_seconds == 4
+    budget.charge(SandboxRun(results=RunResults(), wall_seconds=3.5 - MIN_RUN_S / 2, timed_out=True), given)
+    assert budget.limits_for_run(limits) is None and budget.exhausted
