@@ -107,7 +107,7 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
             withheld += 1
     shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
     if withheld:
-        shown += f"\n[output printed during {withheld} hidden step(s) is withheld]\n"
+        shown += HIDDEN_OUTPUT_NOTE  # one fixed sentence: how many hidden steps printed is not shown
     return {"text": run.output, "truncated": bool(run.output_truncated), "candidate_text": shown}
 
 
