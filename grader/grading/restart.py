@@ -20,7 +20,7 @@ itself acted on the object: its state is then unknown, and the steps that need i
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from grader.run.channel import RunResults, StepResult
