@@ -30,7 +30,7 @@ from grader.grading import reference_cache
 from grader.grading.api_rules import GRADER_MODULES, scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
-from grader.grading.restart import Budget, after_hang_limits, run_with_restarts
+from grader.grading.restart import HIDDEN_RESERVE_FRACTION, Budget, after_hang_limits, run_with_restarts
 from grader.grading.split import split_plan
 from grader.grading import diagnosis
 from grader.grading.exercise import Exercise, _import_file
@@ -692,8 +692,11 @@ def _run_parts(backend, hidden_backend, public_part, hidden_part, plan: Plan, so
         part's run, the steps a restart charged there, when it ended (``time.monotonic``), the budget
         as it stood then, and the same for the hidden part (None, [] when it did not run).
     """
+    if hidden_part.steps:  # a public stall must leave the hidden cases some time of their own
+        budget.reserved_s = HIDDEN_RESERVE_FRACTION * float(limits.wall_seconds)
     public_run, restarted = run_with_restarts(
         backend, _part_job(public_part, None, source, plan, budget), limits, say, budget)
+    budget.reserved_s = 0.0
     public_at = time.monotonic()
     public_budget = budget.to_json()
     hidden_run, hidden_restarted = None, []

@@ -38,6 +38,10 @@ AFTER_HANG_FACTOR = 50.0
 AFTER_HANG_FLOOR_S = 1.0
 #: A run is not started with less budget than this left (seconds).
 MIN_RUN_S = 1.0
+#: While the public part runs, this fraction of the run limit is kept for the hidden part, so that a
+#: submission stalling on public steps (every restart spending its whole limit) still has its hidden
+#: cases graded; the public part's first run always gets the whole run limit.
+HIDDEN_RESERVE_FRACTION = 0.5
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Budget:
         runs: sandbox runs started.
         first_hang: ``{"step", "why"}`` of the first step that ran out of time, or None.
         exhausted: a run was cut short, or not started, because the budget was spent.
+        reserved_s: seconds no run may use for now (kept for a later part; not in ``to_json``).
     """
 
     total_s: float
@@ -65,6 +70,7 @@ class Budget:
     runs: int = 0
     first_hang: dict | None = None
     exhausted: bool = False
+    reserved_s: float = 0.0
 
     @classmethod
     def for_limits(cls, limits: Limits) -> "Budget":
@@ -72,15 +78,15 @@ class Budget:
         return cls(total_s=BUDGET_FACTOR * float(limits.wall_seconds))
 
     def left(self) -> float:
-        """Seconds left (never negative)."""
-        return max(0.0, self.total_s - self.spent_s)
+        """Seconds left for the next run: the budget less what was charged and what is reserved."""
+        return max(0.0, self.total_s - self.spent_s - self.reserved_s)
 
     def limits_for_run(self, limits: Limits) -> Limits | None:
         """``limits`` with the wall limit (and CPU budget) cut to what is left; None when less than
         ``MIN_RUN_S`` is left (the run is not started)."""
         left = self.left()
         if left < MIN_RUN_S:
-            self.exhausted = True
+            self.exhausted = True  # of this part's share (the reserve, if any, is the next part's)
             return None
         if left >= limits.wall_seconds:
             return limits
@@ -91,7 +97,7 @@ class Budget:
         self.runs += 1
         self.wall_s += float(run.wall_seconds)
         self.spent_s += min(float(run.wall_seconds), float(given.wall_seconds))
-        if run.timed_out and self.left() < MIN_RUN_S:
+        if run.timed_out and self.left() < MIN_RUN_S and not self.reserved_s:
             self.exhausted = True
 
     def note_hang(self, step: str, why: str) -> None:
