@@ -63,7 +63,7 @@ def test_candidate_view_holds_no_hidden_input_and_the_interviewer_view_all(grade
     assert not shown & hidden  # not one hidden input reaches the candidate
     assert shown == public & printed  # every public one does
     assert "imported" in candidate  # output at import is the candidate's own
-    assert "hidden step(s) is withheld" in candidate
+    assert "[output printed during hidden cases is never shown]" in candidate  # one fixed sentence
     assert card.candidate_view().seed is None
     assert "candidate_text" not in card.candidate_view().to_json()["output"]
 
@@ -72,5 +72,5 @@ def test_a_card_without_the_split_shows_the_candidate_nothing(grade_source):
     from dataclasses import replace
 
     card = grade_source("softmax", PRINTER, seed=2)
-    legacy = replace(card, output={"text": card.output["text"], "truncated": False})
+    legacy = replace(card, output={"text": card.output["text"], "truncated": False}, public=None)
     assert legacy.candidate_view().output == {"text": "", "truncated": False}

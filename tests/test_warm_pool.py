@@ -70,7 +70,9 @@ def _grade_cold_then_pooled(pooled, exercise_id: str, source: bytes, runtime: st
     pool = pooled({runtime: 1})
     assert pool.wait_ready(runtime, exercise.limits, timeout=180), "no warm sandbox became ready"
     warm = grade_submission(exercise, "submission.py", sandbox="process", seed=seed, source=source)
-    assert pool.served == 1, "the second grading did not take the waiting sandbox"
+    # the public part takes the waiting sandbox; the hidden part (a fresh sandbox, issue 20) takes the
+    # replacement if it is ready by then, else starts cold
+    assert pool.served in (1, 2), "the second grading did not take the waiting sandbox"
     return cold, warm
 
 
@@ -253,7 +255,7 @@ def _grade_cold_then_docker_pooled(docker_pooled, exercise_id, source, runtime, 
     pool = docker_pooled({runtime: 1})
     assert pool.wait_ready(runtime, limits or exercise.limits, timeout=240), "no warm container became ready"
     warm = grade_submission(exercise, "submission.py", sandbox="docker", seed=seed, source=source, **kw)
-    assert pool.served == 1, "the second grading did not take the waiting container"
+    assert pool.served in (1, 2), "the second grading did not take the waiting container"  # as above
     return cold, warm
 
 

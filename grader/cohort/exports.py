@@ -97,18 +97,20 @@ def to_gradescope(card: Scorecard, *, hidden_visibility: str = "after_published"
             "tags": [c.category, c.verdict],
             "visibility": hidden_visibility if c.visibility == "hidden" else "visible",
         })
-    summary = f"{card.exercise['title']}: {card.score:g} / {card.max_score:g} ({card.status})"
-    if card.status_message:
+    # Everything a student reads comes from the candidate view (issue 20): its status, time and score
+    # are the public part's, with one bit per hidden check.
+    summary = f"{shown.exercise['title']}: {shown.score:g} / {shown.max_score:g} ({shown.status})"
+    if shown.status_message:
         summary += f"\n{shown.status_message}"
-    if card.status == Status.INFRASTRUCTURE_ERROR:
+    if shown.status == Status.INFRASTRUCTURE_ERROR:
         summary += "\nThe grader itself failed on this submission; it was not charged to you."
     doc = {
-        "score": float(card.score),
-        "execution_time": round(float(card.duration_s), 3),
+        "score": float(shown.score),
+        "execution_time": round(float(shown.duration_s), 3),
         "output": summary,
         "stdout_visibility": "hidden",
         "extra_data": {"exercise": card.exercise["id"], "exercise_version": card.exercise["version"],
-                       "grader_version": card.grader_version, "status": card.status,
+                       "grader_version": card.grader_version, "status": shown.status,
                        "sha256": card.submission.get("sha256")},
         "tests": tests,
     }

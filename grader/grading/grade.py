@@ -17,7 +17,7 @@ import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace as dc_replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
@@ -30,7 +30,8 @@ from grader.grading import reference_cache
 from grader.grading.api_rules import GRADER_MODULES, scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
-from grader.grading.restart import run_with_restarts
+from grader.grading.restart import HIDDEN_RESERVE_FRACTION, Budget, after_hang_limits, run_with_restarts
+from grader.grading.split import split_plan
 from grader.grading import diagnosis
 from grader.grading.exercise import Exercise, _import_file
 from grader.judge.judges import GraderBug, JudgeContext, Outcome
@@ -68,12 +69,16 @@ def decode_submission(source: bytes) -> str:
     return importlib.util.decode_source(source)
 
 
-def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: int) -> dict:
+def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: int,
+            recorded: dict | None = None) -> dict:
     """The scorecard's ``output``: ``text`` is everything the submission printed (the interviewer
     view), ``candidate_text`` only what it printed while being imported and during steps of public
     checks (issue #13: output printed during hidden steps can hold hidden inputs). The runner tags
     output by step (``printed`` in each frame); a step of no declared check counts as hidden, and
     with no plan or no tags nothing is shown to the candidate.
+
+    With ``recorded`` (the public part's record, issue #20) ``candidate_text`` is what the public
+    part's sandbox printed, which never held a hidden input.
 
     Returns:
         ``{"text", "truncated", "candidate_text"}`` (text capped at ``cap`` bytes by the backend;
@@ -81,6 +86,9 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
     """
     if run is None:
         return {"text": "", "truncated": False, "candidate_text": ""}
+    if recorded is not None:
+        return {"text": run.output, "truncated": bool(run.output_truncated),
+                "candidate_text": recorded["output"]["text"]}
     from grader.run.channel import display_text  # noqa: PLC0415
 
     public = {c.id for c in exercise.checks if c.visibility == "public"}
@@ -99,7 +107,7 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
             withheld += 1
     shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
     if withheld:
-        shown += f"\n[output printed during {withheld} hidden step(s) is withheld]\n"
+        shown += HIDDEN_OUTPUT_NOTE  # one fixed sentence: how many hidden steps printed is not shown
     return {"text": run.output, "truncated": bool(run.output_truncated), "candidate_text": shown}
 
 
@@ -226,6 +234,24 @@ def _remember(key: tuple, plan: Plan, answers: tuple) -> None:
             _ANSWERS.popitem(last=False)
 
 
+def _reference_in_parts(exercise: Exercise, plan: Plan, wire: dict, ref_file: str) -> RunResults:
+    """The reference on ``plan`` as the sandbox runs a submission: the public part alone, then the
+    hidden part (``grader.grading.split``), so that what the reference measured on public steps (the
+    probes' peak bytes, FLOPs and times, shown to the candidate) never depends on the hidden cases
+    that ran before them in the same process."""
+    public, hidden = split_plan(plan, {c.id for c in exercise.checks if c.visibility == "hidden"})
+    expected = run_in_process({**wire, "steps": public.wire["steps"]}, plan.arrays, exercise.load_reference(),
+                              ref_file)
+    if hidden.steps:
+        rest = run_in_process({**wire, "steps": hidden.wire["steps"]}, plan.arrays, exercise.load_reference(),
+                              ref_file)
+        for step_id in hidden.steps:
+            expected.steps[step_id] = rest.steps[step_id]
+        # plan order, as a single run reports them
+        expected.steps = {s.id: expected.steps[s.id] for s in plan.steps if s.id in expected.steps}
+    return expected
+
+
 def answers_for(exercise: Exercise, seed: int, plan: Plan,
                 device: str = "cpu") -> tuple[RunResults, RunResults, list[RunResults], RunResults]:
     """Run the reference on ``plan`` four ways and remember the answers for this (exercise, seed),
@@ -247,7 +273,7 @@ def answers_for(exercise: Exercise, seed: int, plan: Plan,
         torch.set_num_threads(1)
     wire = {**plan.wire(), "audit_ops": False}  # the reference is trusted: no op audit on the host
     with _MEASURE_LOCK:  # tracemalloc and the NumPy work counter are process-wide: one measured run at a time
-        expected = run_in_process(wire, plan.arrays, exercise.load_reference(), ref_file)
+        expected = _reference_in_parts(exercise, plan, wire, ref_file)
     golden_wire, golden_arrays = plan.golden()
     golden = run_in_process(_unmeasured({**golden_wire, "audit_ops": False}), golden_arrays,
                             exercise.load_reference(), ref_file)
@@ -574,6 +600,288 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     return tuple(out)
 
 
+#: What the candidate view says in place of anything printed during hidden cases (a fixed sentence,
+#: the same whatever the hidden part printed).
+HIDDEN_OUTPUT_NOTE = "\n[output printed during hidden cases is never shown]\n"
+
+
+def _part_job(part, annotate, source: bytes, plan: Plan, budget) -> SandboxJob:
+    """The sandbox job of one part of a split plan (``grader.grading.split``): its steps, the arrays
+    they use, nothing else; ``"hung": true`` when an earlier run of this grading already hung (the
+    runner then applies the limits after a hang from the first step).
+
+    ``annotate`` (None for the public part) gives each step its limit after a hang, scaled from the
+    reference's measured time. The public part gets the flat ``DEFAULT_AFTER_HANG_S`` instead: its
+    ``plan.json`` is readable by the submission, and what the candidate sees must be the same bytes
+    at every grading, so it carries no measured figure."""
+    steps = annotate(part.wire["steps"]) if annotate is not None else part.wire["steps"]
+    wire = {**part.wire, "steps": steps, "after_hang_s": DEFAULT_AFTER_HANG_S}
+    if budget.first_hang is not None:
+        wire["hung"] = True
+    return SandboxJob(plan=wire, arrays=part.arrays, submission=source, needs_torch=plan.uses_torch())
+
+
+#: The limit after a hang of a step whose reference time is not known yet (CPU seconds).
+DEFAULT_AFTER_HANG_S = 2.0
+
+
+class _Prestarted:
+    """The backend, with one sandbox started ahead for the hidden part (issue 20): a waiting runner
+    (``start_warm``: its runtime imported, no submission, no input) that starts while the public part
+    runs, so the second sandbox costs little more than its job. Its first ``run`` with the limits it
+    was started with goes to that runner (``run_warm``); any other run, or a runner that died
+    waiting, runs cold. ``close`` discards it if it was never used."""
+
+    def __init__(self, backend, future):
+        self.backend, self.future, self.name = backend, future, backend.name
+        self.warm = None
+        self.used = False
+
+    def info(self):  # noqa: D102 - the backend's
+        return self.backend.info()
+
+    def _take(self):
+        if self.future is not None:
+            try:
+                self.warm = self.future.result()
+            except Exception:  # noqa: BLE001 - no warm sandbox: the run starts cold
+                self.warm = None
+            self.future = None
+        return self.warm
+
+    def run(self, job: SandboxJob, limits: Limits) -> SandboxRun:  # noqa: D102 - Sandbox.run
+        warm = None if self.used else self._take()
+        self.used = True
+        if warm is None or warm.limits != limits or not warm.alive():
+            self.close()
+            return self.backend.run(job, limits)
+        self.warm = None
+        run = self.backend.run_warm(warm, job)
+        if run.infrastructure_error and run.results.started is None:  # it died waiting: run it cold
+            return self.backend.run(job, limits)
+        return run
+
+    def close(self) -> None:
+        """Discard the waiting runner if it was never given its job, and wait until a used one is gone
+        (docker removes a used container in the background: nothing of the grading outlives it)."""
+        warm, self.warm = self._take(), None
+        if warm is not None:
+            warm.discard()
+        wait = getattr(self.backend, "wait_removals", None)
+        if callable(wait):
+            wait()
+
+
+def _prestart(backend, plan: Plan, limits: Limits, pool: ThreadPoolExecutor):
+    """A ``_Prestarted`` around ``backend`` whose waiting runner starts now in ``pool``; the plain
+    backend where it cannot keep one (a warm pool already does, a trusted in-process runner)."""
+    from grader.sandbox.pool import PooledSandbox, supports_warm  # noqa: PLC0415
+
+    if isinstance(backend, PooledSandbox) or not supports_warm(backend):
+        return backend
+    return _Prestarted(backend, pool.submit(backend.start_warm, "torch" if plan.uses_torch() else "numpy", limits))
+
+
+def _run_parts(backend, hidden_backend, public_part, hidden_part, plan: Plan, source: bytes, limits: Limits,
+               say: Callable[[str], None], budget: Budget, annotate):
+    """Step 3 of ``grade_submission``: the public part alone in its sandbox (the candidate view is built
+    from it), then, when it imported cleanly, the hidden part in a fresh one; both draw on ``budget``.
+
+    Returns:
+        ``(public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted)``: the public
+        part's run, the steps a restart charged there, when it ended (``time.monotonic``), the budget
+        as it stood then, and the same for the hidden part (None, [] when it did not run).
+    """
+    if hidden_part.steps:  # a public stall must leave the hidden cases some time of their own
+        budget.reserved_s = HIDDEN_RESERVE_FRACTION * float(limits.wall_seconds)
+    public_run, restarted = run_with_restarts(
+        backend, _part_job(public_part, None, source, plan, budget), limits, say, budget)
+    budget.reserved_s = 0.0
+    public_at = time.monotonic()
+    public_budget = budget.to_json()
+    hidden_run, hidden_restarted = None, []
+    if hidden_part.steps and _hidden_part_may_run(public_run, public_part, plan):
+        say("running the hidden cases in a fresh sandbox")
+        hidden_run, hidden_restarted = run_with_restarts(
+            hidden_backend, _part_job(hidden_part, annotate, source, plan, budget), limits, say, budget, annotate)
+    return public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted
+
+
+def _hidden_part_may_run(public_run: SandboxRun, public_part, plan: Plan) -> bool:
+    """Whether the hidden part is worth a sandbox: the submission imported cleanly in the public part
+    and nothing there already decides every check (a forbidden import or op, a grader fault)."""
+    results = public_run.results
+    if public_run.infrastructure_error or not (results.import_report or {}).get("ok"):
+        return False
+    if results.forbidden_imports:
+        return False
+    return not op_audit.forbidden_ops(plan, results)
+
+
+def _merge_parts(public: SandboxRun, hidden: SandboxRun | None) -> SandboxRun:
+    """One run of the whole plan (the interviewer's) from the public part's run and the hidden part's:
+    the public part's import and step results, the hidden part's step results (its replays of public
+    steps ignored), both outputs; timed out, killed or stopped when either was. The hidden part's own
+    import failing is one more reason its steps were not run (``problems``)."""
+    if hidden is None:
+        return public
+    mine, theirs = public.results, hidden.results
+    steps = dict(mine.steps)
+    for sid, result in theirs.steps.items():
+        steps.setdefault(sid, result)
+    problems = list(mine.problems) + [f"hidden part: {p}" for p in theirs.problems]
+    report = theirs.import_report or {}
+    if theirs.import_report is not None and not report.get("ok"):
+        exc = report.get("exception") or {}
+        problems.append(f"hidden part: the submission failed while being imported again "
+                        f"({exc.get('type')}: {exc.get('message')})")
+    results = RunResults(started=mine.started, import_report=mine.import_report, steps=steps,
+                         done=mine.done and theirs.done, problems=problems,
+                         forbidden_imports=[*mine.forbidden_imports,
+                                            *(m for m in theirs.forbidden_imports if m not in mine.forbidden_imports)],
+                         frame_ends=mine.frame_ends)
+    finished = hidden if not theirs.done else public
+    return SandboxRun(
+        results=results, exit_code=finished.exit_code, timed_out=public.timed_out or hidden.timed_out,
+        oom_killed=public.oom_killed or hidden.oom_killed,
+        output=public.output + "\n[the hidden cases ran in a fresh sandbox]\n" + hidden.output,
+        output_truncated=public.output_truncated or hidden.output_truncated,
+        wall_seconds=public.wall_seconds + hidden.wall_seconds,
+        infrastructure_error=public.infrastructure_error or hidden.infrastructure_error,
+        stopped=public.stopped or hidden.stopped)
+
+@dataclass
+class _Judged:
+    """What judging one run gave: the scorecard's status, checks, status message, the run whose
+    output the card shows, and the interviewer's artifacts."""
+
+    status: Status
+    checks: tuple
+    message: str = ""
+    run: SandboxRun | None = None
+    artifacts: dict | None = None
+
+
+def _judge(exercise: Exercise, plan: Plan, bank_plan: Plan, run: SandboxRun, restarted: list[str],
+           answers: tuple, seed: int, device: str, limits: Limits, budget: dict,
+           say: Callable[[str], None], artifacts: bool = True) -> _Judged:
+    """Judge ``run`` on ``plan``'s steps (the whole plan for the interviewer, its public part for the
+    candidate view): import and API verdicts, every judged step, the mistake bank, the status.
+
+    Args:
+        plan: the steps judged (a step not in it is not judged: its check reads "Not run.").
+        bank_plan: the whole plan, on which the mistake bank's answers are computed and cached (the
+            same cache entry serves both judgings).
+        answers: ``(expected, golden, baselines, float32)`` of the reference (``answers_for``).
+        budget: ``Budget.to_json()`` as it stood when ``run`` ended (what the status may say of it).
+        artifacts: collect the interviewer's artifacts.
+    """
+    expected, golden, baselines, float32 = answers
+    results = run.results
+    if results.import_report is None:
+        if run.timed_out or run.oom_killed:
+            why = "timed out" if run.timed_out else "ran out of memory"
+            return _Judged(Status.TIMEOUT if run.timed_out else Status.CRASHED,
+                        _same_verdict_everywhere(exercise, Verdict.TIMEOUT if run.timed_out else Verdict.MEMORY_LIMIT,
+                                                 f"Not run: the sandbox {why} before the submission was imported."),
+                        f"The sandbox {why} while importing the submission.", run)
+        if run.stopped:
+            return _Judged(Status.CRASHED, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run: {run.stopped}."),
+                        f"The sandbox was stopped while importing the submission: {run.stopped}.", run)
+        detail = "; ".join(results.problems) or f"exit code {run.exit_code}"
+        if results.started is None:  # the runner never got as far as importing the submission
+            raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
+        # The runner was ready and importing the submission when the process ended (os._exit, a
+        # signal) or its result channel was corrupted: the submission's doing. It compiled (the
+        # host parsed it), so this is a crash, never a compile error.
+        message = f"The submission ended the process while being imported ({detail})."
+        return _Judged(Status.CRASHED, _short_checks(exercise, Verdict.ERROR,
+                                                  "the submission ended the process while being imported"),
+                    message, run)
+    if results.forbidden_imports:
+        names = ", ".join(sorted(set(results.forbidden_imports)))
+        message = f"The submission tried to import {names}, which this exercise forbids."
+        checks = name_forbidden(_same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message),
+                                f"the runner's import guard saw an import of {names} (rule: forbidden_modules)")
+        return _Judged(Status.GRADED, checks, message, run)
+    if not results.import_report.get("ok"):
+        exc = results.import_report.get("exception") or {}
+        message = (f"The submission failed while being imported: {exc.get('type')}: {exc.get('message')}\n"
+                   f"{exc.get('traceback', '')}").rstrip()
+        return _Judged(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR,
+                                                        "the submission failed while being imported"),
+                    message, run)
+
+    flagged = op_audit.forbidden_ops(plan, results)
+    if flagged:
+        message = op_audit.message(flagged)
+        checks = tuple(CheckResult(**{**c.__dict__, "details": {"forbidden_ops": [f.__dict__ for f in flagged]}})
+                       for c in _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message))
+        seen = "; ".join(f"{f.op} in step {f.step} (rule: forbidden_ops)" for f in flagged)
+        checks = name_forbidden(checks, f"the op audit saw {seen}")
+        return _Judged(Status.GRADED, op_audit.with_ops_seen(checks, plan, results), message, run)
+
+    status, status_message = Status.GRADED, ""
+    not_run = "the submission stopped before this step ran"
+    if not results.done:
+        if run.timed_out and budget.get("exhausted"):
+            status = Status.TIMEOUT
+            status_message = (f"The grading's time budget ({budget['total_s']:g} s in all, twice the run limit of "
+                              f"{limits.wall_seconds:g} s, restarts included) was spent; steps that finished were "
+                              f"graded, the others were not run.")
+            not_run = "the grading's time budget was spent before this step ran"
+        elif run.timed_out:
+            status = Status.TIMEOUT
+            status_message = (f"The submission ran past the time limit ({limits.wall_seconds:g} s wall, "
+                              f"{limits.cpu_seconds} s CPU); steps that finished were graded.")
+            not_run = "the submission ran out of time before this step ran"
+        elif run.oom_killed:
+            status = Status.CRASHED
+            status_message = "The sandbox was killed for exceeding its memory limit."
+            not_run = "the submission was killed for exceeding its memory limit"
+        else:
+            status = Status.CRASHED
+            why = results.problems + ([run.stopped] if run.stopped else [])
+            extra = f" ({'; '.join(why)})" if why else ""
+            status_message = (f"The submission's process ended before grading finished (exit code "
+                              f"{run.exit_code}){extra}; steps that finished were graded.")
+            not_run = f"the submission's process ended early (exit code {run.exit_code})"
+    step_verdicts: dict[str, list[tuple[str, Verdict]]] = {}
+    float32 = at_float32(exercise, plan, float32)
+    outcomes = _judge_all(plan, run, expected, golden, not_run, baselines, step_verdicts, float32)
+    if run.oom_killed:
+        outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
+                           if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
+                    for cid, items in outcomes.items()}
+    checks = _check_results(exercise, outcomes)
+    if restarted:
+        status_message = (f"{len(restarted)} step(s) ran out of time; the runner was restarted after each, "
+                          f"so the checks after them were still graded." + (f" {status_message}" if status_message
+                                                                             else ""))
+    hang = budget.get("first_hang")
+    if hang and (restarted or status == Status.TIMEOUT):
+        try:
+            where = plan.step(hang["step"])
+            what = f"step {where.id} (check {where.check}{': ' + where.describe if where.describe else ''})"
+        except KeyError:
+            what = f"step {hang['step']}"
+        status_message += f" The first call that hung was {what}: {hang['why']}."
+        status_message = status_message.strip()
+    say("diagnosing")
+    checks = apply_bank(exercise, bank_plan, seed, device, checks, step_verdicts, results, expected, golden,
+                        float32)
+    missing = _missing_entry_points(results)
+    if missing:  # said once, at the status; the checks point there
+        checks = _say_missing_once(checks, missing)
+        said = "; ".join(m[0].upper() + m[1:] for m in missing)
+        status_message = f"{said}; the checks that need it were not run." + (
+            f" {status_message}" if status_message else "")
+    if plan.audit_ops:
+        checks = op_audit.with_ops_seen(checks, plan, results)
+    return _Judged(status, checks, status_message, run,
+                   collect_artifacts(exercise, plan, checks, results, golden) if artifacts else None)
+
+
 def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "auto",
                      seed: int | None = None, limits: Limits | None = None,
                      require_isolation: bool = False,
@@ -623,8 +931,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             sandbox=sandbox_info, environment=environment(), started_at=ctx.started_at,
             duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,
             score=float(sum(c.points for c in checks)), max_score=exercise.max_score, checks=tuple(checks),
-            output=_output(exercise, state["plan"], run, limits.output_bytes),
-            seed=seed, grader_version=__version__, artifacts=artifacts)
+            output=_output(exercise, state["plan"], run, limits.output_bytes, state.get("public")),
+            seed=seed, grader_version=__version__, artifacts=artifacts, public=state.get("public"))
 
     # 1. Static checks on the host: syntax, then API rules.
     say("checking syntax and API rules")
@@ -660,7 +968,9 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         device = probe_device(exercise, info.backend)
         plan, answers = _reference_answers(exercise, seed, device)
         state["plan"] = plan
-        job = SandboxJob(plan=plan.wire(), arrays=plan.arrays, submission=source, needs_torch=plan.uses_torch())
+        hidden_checks = {c.id for c in exercise.checks if c.visibility == "hidden"}
+        public_part, hidden_part = split_plan(plan, hidden_checks)
+        budget = Budget.for_limits(limits)
         if answers is None and not plan.uses_torch():
             # NumPy plans measure the reference's peak bytes with tracemalloc, which is process-wide:
             # that run goes first and alone, before the sandbox's reader threads start allocating.
@@ -670,103 +980,50 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             f"running the submission ({info.backend} sandbox)")
         # The sandbox runs in this thread, so Ctrl-C/SIGTERM reach the backend's own clean-up; the
         # reference computes in a worker thread meanwhile (torch's dispatch modes are thread-local).
-        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="reference") as pool:
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="reference") as pool:
             pending = pool.submit(answers_for, exercise, seed, plan, device) if answers is None else None
-            run, restarted = run_with_restarts(backend, job, limits, say)
-            expected, golden, baselines, float32 = pending.result() if pending is not None else answers
+
+            def annotate(steps: list[dict]) -> list[dict]:
+                # limits after a hang, from the reference's own time per step once it is known
+                ready = answers if pending is None else (pending.result() if pending.done() else None)
+                seconds = {} if ready is None else {sid: r.report.get("seconds")
+                                                    for sid, r in ready[0].steps.items()}
+                return after_hang_limits(steps, seconds, plan.step_timeout_s)
+
+            hidden_backend = _prestart(backend, plan, limits, pool) if hidden_part.steps else backend
+            try:
+                public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted = _run_parts(
+                    backend, hidden_backend, public_part, hidden_part, plan, source, limits, say, budget, annotate)
+            finally:
+                if isinstance(hidden_backend, _Prestarted):
+                    hidden_backend.close()
+            answers = pending.result() if pending is not None else answers
+        if public_run.infrastructure_error:
+            raise SandboxUnavailable(public_run.infrastructure_error)
+        public_plan = dc_replace(plan, steps=[s for s in plan.steps if s.check not in hidden_checks])
+        say("judging")
+        public = _judge(exercise, public_plan, plan, public_run, restarted, answers, seed, device, limits,
+                        public_budget, say, artifacts=False)
+        public_output = _output(exercise, public_plan, public_run, limits.output_bytes)["candidate_text"]
+        if hidden_part.steps and public_output:
+            public_output += HIDDEN_OUTPUT_NOTE
+        state["public"] = {
+            "status": str(public.status), "status_message": public.message,
+            "duration_s": round(public_at - ctx.started, 3),
+            "checks": [c.__dict__ for c in public.checks if c.visibility != "hidden"],
+            "output": {"text": public_output, "truncated": bool(public_run.output_truncated)},
+            "budget": public_budget,
+        }
+        run = _merge_parts(public_run, hidden_run)
         if run.infrastructure_error:
             raise SandboxUnavailable(run.infrastructure_error)
-
-        # 4. Verdicts, on the host.
-        say("judging")
-        results = run.results
-        if results.import_report is None:
-            if run.timed_out or run.oom_killed:
-                why = "timed out" if run.timed_out else "ran out of memory"
-                return card(Status.TIMEOUT if run.timed_out else Status.CRASHED,
-                            _same_verdict_everywhere(exercise, Verdict.TIMEOUT if run.timed_out else Verdict.MEMORY_LIMIT,
-                                                     f"Not run: the sandbox {why} before the submission was imported."),
-                            f"The sandbox {why} while importing the submission.", run)
-            if run.stopped:
-                return card(Status.CRASHED, _same_verdict_everywhere(exercise, Verdict.ERROR, f"Not run: {run.stopped}."),
-                            f"The sandbox was stopped while importing the submission: {run.stopped}.", run)
-            detail = "; ".join(results.problems) or f"exit code {run.exit_code}"
-            if results.started is None:  # the runner never got as far as importing the submission
-                raise SandboxUnavailable(f"the runner reported nothing ({detail}); output: {run.output[-500:]!r}")
-            # The runner was ready and importing the submission when the process ended (os._exit, a
-            # signal) or its result channel was corrupted: the submission's doing. It compiled (the
-            # host parsed it), so this is a crash, never a compile error.
-            message = f"The submission ended the process while being imported ({detail})."
-            return card(Status.CRASHED, _short_checks(exercise, Verdict.ERROR,
-                                                      "the submission ended the process while being imported"),
-                        message, run)
-        if results.forbidden_imports:
-            names = ", ".join(sorted(set(results.forbidden_imports)))
-            message = f"The submission tried to import {names}, which this exercise forbids."
-            checks = name_forbidden(_same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message),
-                                    f"the runner's import guard saw an import of {names} (rule: forbidden_modules)")
-            return card(Status.GRADED, checks, message, run)
-        if not results.import_report.get("ok"):
-            exc = results.import_report.get("exception") or {}
-            message = (f"The submission failed while being imported: {exc.get('type')}: {exc.get('message')}\n"
-                       f"{exc.get('traceback', '')}").rstrip()
-            return card(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR,
-                                                            "the submission failed while being imported"),
-                        message, run)
-
-        flagged = op_audit.forbidden_ops(plan, results)
-        if flagged:
-            message = op_audit.message(flagged)
-            checks = tuple(CheckResult(**{**c.__dict__, "details": {"forbidden_ops": [f.__dict__ for f in flagged]}})
-                           for c in _same_verdict_everywhere(exercise, Verdict.FORBIDDEN, message))
-            seen = "; ".join(f"{f.op} in step {f.step} (rule: forbidden_ops)" for f in flagged)
-            checks = name_forbidden(checks, f"the op audit saw {seen}")
-            return card(Status.GRADED, op_audit.with_ops_seen(checks, plan, results), message, run)
-
-        status, status_message = Status.GRADED, ""
-        not_run = "the submission stopped before this step ran"
-        if not results.done:
-            if run.timed_out:
-                status = Status.TIMEOUT
-                status_message = (f"The submission ran past the time limit ({limits.wall_seconds:g} s wall, "
-                                  f"{limits.cpu_seconds} s CPU); steps that finished were graded.")
-                not_run = "the submission ran out of time before this step ran"
-            elif run.oom_killed:
-                status = Status.CRASHED
-                status_message = "The sandbox was killed for exceeding its memory limit."
-                not_run = "the submission was killed for exceeding its memory limit"
-            else:
-                status = Status.CRASHED
-                why = results.problems + ([run.stopped] if run.stopped else [])
-                extra = f" ({'; '.join(why)})" if why else ""
-                status_message = (f"The submission's process ended before grading finished (exit code "
-                                  f"{run.exit_code}){extra}; steps that finished were graded.")
-                not_run = f"the submission's process ended early (exit code {run.exit_code})"
-        step_verdicts: dict[str, list[tuple[str, Verdict]]] = {}
-        float32 = at_float32(exercise, plan, float32)
-        outcomes = _judge_all(plan, run, expected, golden, not_run, baselines, step_verdicts, float32)
-        if run.oom_killed:
-            outcomes = {cid: [(c, Outcome(Verdict.MEMORY_LIMIT, o.message, o.details)
-                               if o.verdict == Verdict.ERROR and "memory" in o.message else o) for c, o in items]
-                        for cid, items in outcomes.items()}
-        checks = _check_results(exercise, outcomes)
-        if restarted:
-            status_message = (f"{len(restarted)} step(s) ran out of time; the runner was restarted after each, "
-                              f"so the checks after them were still graded." + (f" {status_message}" if status_message
-                                                                                 else ""))
-        say("diagnosing")
-        checks = apply_bank(exercise, plan, seed, device, checks, step_verdicts, results, expected, golden,
-                            float32)
-        missing = _missing_entry_points(results)
-        if missing:  # said once, at the status; the checks point there
-            checks = _say_missing_once(checks, missing)
-            said = "; ".join(m[0].upper() + m[1:] for m in missing)
-            status_message = f"{said}; the checks that need it were not run." + (
-                f" {status_message}" if status_message else "")
-        if plan.audit_ops:
-            checks = op_audit.with_ops_seen(checks, plan, results)
-        return card(status, checks, status_message, run, collect_artifacts(exercise, plan, checks, results, golden))
+        sandbox_info["budget"] = budget.to_json()
+        full = _judge(exercise, plan, plan, run, restarted + hidden_restarted, answers, seed, device, limits,
+                      sandbox_info["budget"], say)
+        return card(full.status, full.checks, full.message, full.run, full.artifacts)
     except (GraderBug, SandboxUnavailable, Exception) as exc:  # noqa: BLE001 - never charge the candidate
         message = f"Grader fault ({type(exc).__name__}): {exc}"
+        state["public"] = None  # a grader fault in either part is one in both views (graded again later)
         return card(Status.INFRASTRUCTURE_ERROR,
                     _same_verdict_everywhere(exercise, Verdict.SKIPPED, "Not graded: " + message), message)
+

@@ -19,7 +19,8 @@ itself acted on the object: its state is then unknown, and the steps that need i
 
 from __future__ import annotations
 
-from dataclasses import replace
+import math
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from grader.run.channel import RunResults, StepResult
@@ -27,6 +28,109 @@ from grader.sandbox.base import Limits, Sandbox, SandboxJob, SandboxRun
 
 #: Runs of one submission at most: the first, then restarts after hung steps.
 MAX_RUNS = 4
+#: The whole grading of one submission (every sandbox run: public part, hidden part, restarts) is
+#: charged at most this many times the run's wall limit (issue #20).
+BUDGET_FACTOR = 2.0
+#: After a step has hung, a later step's CPU limit is this many times the reference's own time for
+#: that step, never under ``AFTER_HANG_FLOOR_S`` and never over the step's own limit.
+AFTER_HANG_FACTOR = 50.0
+#: The floor of that limit (CPU seconds): generous for any correct call of these exercises.
+AFTER_HANG_FLOOR_S = 1.0
+#: A run is not started with less budget than this left (seconds).
+MIN_RUN_S = 1.0
+#: While the public part runs, this fraction of the run limit is kept for the hidden part, so that a
+#: submission stalling on public steps (every restart spending its whole limit) still has its hidden
+#: cases graded; the public part's first run always gets the whole run limit.
+HIDDEN_RESERVE_FRACTION = 0.5
+
+
+@dataclass
+class Budget:
+    """The time one grading may spend in sandboxes, shared by all of its runs (issue #20).
+
+    Each run is given the run limit or what is left of the budget, whichever is smaller, and is
+    charged its wall time up to the limit it was given: the load allowance of
+    ``grader.sandbox.deadline`` (a run starved of CPU on a loaded host gets more wall clock) is not
+    charged, so the same file gets the same verdicts under any load, and a run that waits is charged
+    its wall clock. The sum charged therefore never passes ``total_s``.
+
+    Attributes:
+        total_s: seconds the grading may be charged (``BUDGET_FACTOR`` times the run limit).
+        spent_s: seconds charged so far.
+        wall_s: wall-clock seconds the runs took (including load allowances).
+        runs: sandbox runs started.
+        first_hang: ``{"step", "why"}`` of the first step that ran out of time, or None.
+        exhausted: a run was cut short, or not started, because the budget was spent.
+        reserved_s: seconds no run may use for now (kept for a later part; not in ``to_json``).
+    """
+
+    total_s: float
+    spent_s: float = 0.0
+    wall_s: float = 0.0
+    runs: int = 0
+    first_hang: dict | None = None
+    exhausted: bool = False
+    reserved_s: float = 0.0
+
+    @classmethod
+    def for_limits(cls, limits: Limits) -> "Budget":
+        """A fresh budget of ``BUDGET_FACTOR`` times ``limits.wall_seconds``."""
+        return cls(total_s=BUDGET_FACTOR * float(limits.wall_seconds))
+
+    def left(self) -> float:
+        """Seconds left for the next run: the budget less what was charged and what is reserved."""
+        return max(0.0, self.total_s - self.spent_s - self.reserved_s)
+
+    def limits_for_run(self, limits: Limits) -> Limits | None:
+        """``limits`` with the wall limit (and CPU budget) cut to what is left; None when less than
+        ``MIN_RUN_S`` is left (the run is not started)."""
+        left = self.left()
+        if left < MIN_RUN_S:
+            self.exhausted = True  # of this part's share (the reserve, if any, is the next part's)
+            return None
+        if left >= limits.wall_seconds:
+            return limits
+        return replace(limits, wall_seconds=left, cpu_seconds=max(1, min(int(limits.cpu_seconds), math.ceil(left))))
+
+    def charge(self, run: SandboxRun, given: Limits) -> None:
+        """Count ``run``, which ran under ``given``."""
+        self.runs += 1
+        self.wall_s += float(run.wall_seconds)
+        self.spent_s += min(float(run.wall_seconds), float(given.wall_seconds))
+        if run.timed_out and self.left() < MIN_RUN_S and not self.reserved_s:
+            self.exhausted = True
+
+    def note_hang(self, step: str, why: str) -> None:
+        """Remember the first step that ran out of time (later ones are not recorded)."""
+        if self.first_hang is None:
+            self.first_hang = {"step": step, "why": why}
+
+    def to_json(self) -> dict:
+        """The scorecard's ``sandbox.budget``."""
+        return {"total_s": round(self.total_s, 3), "spent_s": round(self.spent_s, 3),
+                "wall_s": round(self.wall_s, 3), "runs": self.runs, "first_hang": self.first_hang,
+                "exhausted": self.exhausted}
+
+
+def after_hang_limits(steps: list[dict], reference_seconds: dict[str, float], step_limit: float) -> list[dict]:
+    """``steps`` (wire) each with ``after_hang_s``: ``AFTER_HANG_FACTOR`` times the reference's time for
+    the step (``reference_seconds``, by id; a step it lacks gets the floor), at least
+    ``AFTER_HANG_FLOOR_S``, at most the step's own limit (``timeout_s``, else ``step_limit``)."""
+    out = []
+    for step in steps:
+        own = float(step.get("timeout_s") or step_limit)
+        ref = reference_seconds.get(step["id"]) or 0.0
+        out.append({**step, "after_hang_s": round(min(own, max(AFTER_HANG_FLOOR_S, AFTER_HANG_FACTOR * ref)), 3)})
+    return out
+
+
+def first_step_timeout(steps: list[dict], results: RunResults) -> str | None:
+    """Id of the first step (in plan order) whose report is a ``StepTimeout``, or None."""
+    for step in steps:
+        got = results.steps.get(step["id"])
+        if got is not None and (got.report.get("exception") or {}).get("type") == "StepTimeout":
+            return step["id"]
+    return None
 
 
 def _objects_used(step: dict) -> set[str]:
@@ -99,22 +203,40 @@ def _timed_out_report(step_id: str, seconds: float) -> StepResult:
 
 
 def run_with_restarts(backend: Sandbox, job: SandboxJob, limits: Limits,
-                      say: Callable[[str], None] = lambda _m: None) -> tuple[SandboxRun, list[str]]:
+                      say: Callable[[str], None] = lambda _m: None, budget: Budget | None = None,
+                      annotate: Callable[[list[dict]], list[dict]] | None = None) -> tuple[SandboxRun, list[str]]:
     """Run ``job``; while a run ends on its time limit part-way through the plan (after a clean import),
     charge the step in flight a timeout and run the rest of the plan in a fresh sandbox.
+
+    Args:
+        budget: the grading's time budget, shared with its other calls (default: a fresh one for
+            this call). Each run is given what is left of it (``Budget.limits_for_run``); with too
+            little left no run starts and the steps not yet run stay unrun (``budget.exhausted``).
+        annotate: called with the wire steps of a restart's plan; returns them with each step's
+            ``after_hang_s`` (``after_hang_limits``). A restart's plan says ``"hung": true``, so the
+            runner applies those limits from its first step.
 
     Returns:
         ``(run, restarted_after)``: one ``SandboxRun`` whose results merge every run's (first result
         of each step id wins; a replayed step's second result is ignored), whose output joins theirs,
         whose ``timed_out``/``exit_code``/``stopped`` are the last run's; and the ids of the steps
-        that were charged a timeout by a restart.
+        that were charged a timeout by a restart. With no budget left for the first run, a run with
+        no results and ``timed_out`` set.
 
     Raises:
         SandboxUnavailable: from the backend.
     """
+    budget = budget if budget is not None else Budget.for_limits(limits)
     steps = list(job.plan["steps"])
-    run = backend.run(job, limits)
+    given = budget.limits_for_run(limits)
+    if given is None:
+        return SandboxRun(results=RunResults(), timed_out=True, exit_code=None), []
+    run = backend.run(job, given)
+    budget.charge(run, given)
     merged = run.results
+    hung_in_run = first_step_timeout(steps, merged)
+    if hung_in_run:
+        budget.note_hang(hung_in_run, "it ran past its CPU limit (the runner stopped it)")
     outputs, truncated, seconds = [run.output], run.output_truncated, run.wall_seconds
     restarted: list[str] = []
     last = run
@@ -127,16 +249,26 @@ def run_with_restarts(backend: Sandbox, job: SandboxJob, limits: Limits,
         if not pending:
             break
         hung = pending[0]["id"]
-        merged.steps[hung] = _timed_out_report(hung, limits.wall_seconds)
+        merged.steps[hung] = _timed_out_report(hung, given.wall_seconds)
+        budget.note_hang(hung, f"it was still running when the run's time limit ({given.wall_seconds:g} s) ran out")
         restarted.append(hung)
         rest, _unrun = continuation(steps, hung)
         if not any(s["id"] not in merged.steps for s in rest):
             merged.done = True  # nothing left that can run: the unrun steps are judged as not run
             break
+        given = budget.limits_for_run(limits)
+        if given is None:
+            break  # the grading's budget is spent: the steps not run are judged as not run
         say(f"step {hung} ran out of time: running the remaining steps in a fresh sandbox")
-        last = backend.run(replace(job, plan={**job.plan, "steps": rest}), limits)
+        if annotate is not None:
+            rest = annotate(rest)
+        last = backend.run(replace(job, plan={**job.plan, "steps": rest, "hung": True}), given)
+        budget.charge(last, given)
         if last.infrastructure_error:
             return last, restarted
+        hung_in_run = first_step_timeout(rest, last.results)
+        if hung_in_run and hung_in_run not in merged.steps:
+            budget.note_hang(hung_in_run, "it ran past its CPU limit (the runner stopped it)")
         new = [step_id for step_id in last.results.steps if step_id not in merged.steps]
         idle = 0 if new else idle + 1
         for step_id, result in last.results.steps.items():

@@ -79,6 +79,12 @@ class Scorecard:
         view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
         artifacts: small arrays for the interviewer's report (``grader.grading.artifacts``: heatmaps of
             public cases' attention weights), size-capped; None when absent and in the candidate view.
+        public: what the public part of the grading gave on its own (issue #20), interviewer view
+            only: ``{"status", "status_message", "duration_s", "checks", "output", "budget"}``, the
+            status, checks of public visibility, printed output and time budget judged from the
+            public part's sandbox run alone, before any hidden input existed in a sandbox
+            (``grader.grading.split``). The candidate view is built from it. None for cards that
+            never ran a hidden part (a compile error, a forbidden name) and cards written before it.
     """
 
     exercise: dict
@@ -98,6 +104,7 @@ class Scorecard:
     grader_version: str = ""
     schema_version: int = SCHEMA_VERSION
     artifacts: dict | None = None
+    public: dict | None = None
 
     @property
     def all_passed(self) -> bool:
@@ -108,8 +115,9 @@ class Scorecard:
         """The JSON document (plain dicts and lists)."""
         doc = asdict(self)
         doc["checks"] = [asdict(c) for c in self.checks]
-        if doc.get("artifacts") is None:
-            doc.pop("artifacts", None)
+        for optional in ("artifacts", "public"):
+            if doc.get(optional) is None:
+                doc.pop(optional, None)
         return _json_safe(doc)
 
     @classmethod
@@ -125,34 +133,63 @@ class Scorecard:
         return cls(**fields)
 
     def candidate_view(self) -> "Scorecard":
-        """What a candidate may see: hidden checks keep their verdict and points, lose inputs,
-        numbers and diagnoses; the hidden-case seed is dropped."""
+        """What a candidate may see (issue #20): the public cases, and one bit per hidden check.
+
+        - **Hidden checks**: passed or not, nothing else. A passed one keeps its points and no
+          details; every other one reads ``failed`` with 0 points and the one fixed message
+          ``HIDDEN_NOT_PASSED``, whatever its verdict was (failed, error, timeout, memory limit,
+          forbidden, skipped): no message, no verdict kind, no numbers, no case, no diagnosis or
+          mistake name.
+        - **Everything else comes from the public part alone** (``public``, recorded by
+          ``grade_submission`` from the public part's sandbox run, before any hidden input was in a
+          sandbox): the status and status message, the public checks (their messages, numbers and
+          diagnoses were judged without the hidden results), ``duration_s`` and the time budget
+          (``sandbox.budget``) as they stood when the public part ended, and the output printed at
+          import and during public steps. A hidden part that hangs, crashes, exhausts its memory or
+          prints changes none of it.
+        - ``score`` is the sum of the points shown. It can differ from the interviewer's score only
+          where the hidden part changed what a public check is worth (a forbidden API used on hidden
+          inputs only) or a hidden check was skipped without charge: exactly what must not be shown.
+        - Dropped: the seed of the hidden cases, the interviewer's artifacts, tamper evidence
+          (``interviewer_flag``), the interviewer's full output.
+
+        A card with no ``public`` record ran no hidden part (a compile error, a forbidden name, a
+        failed import, a grader fault before any run) or predates the record: its own status and
+        public checks are shown, the hidden checks reduced to their bit as above.
+        """
+        recorded = self.public or {}
+        public_checks = {c["id"]: CheckResult(**c) for c in recorded.get("checks", [])}
         checks = []
         for c in self.checks:
-            if c.visibility == "hidden" and c.verdict != Verdict.PASSED:
-                # "Not run ..." says why nothing ran (syntax error, crash, timeout): no hidden input in it.
-                message = (c.message.split("\n")[0] if c.message.startswith(("Not run", "Not graded"))
-                           else _HIDDEN_MESSAGES.get(c.verdict, "Did not pass on a hidden case."))
-                checks.append(replace(c, message=message, details={}))
-            elif c.visibility == "hidden":
-                checks.append(replace(c, details={}))
-            elif "interviewer_flag" in c.details:  # tamper evidence (grader.judge.forgery): interviewer only
-                checks.append(replace(c, details={k: v for k, v in c.details.items() if k != "interviewer_flag"},
-                                      message="" if c.message.startswith("Interviewer note: ") else c.message))
-            else:
-                checks.append(c)
-        # Only what was printed at import and during public steps; a card without that split shows none.
-        output = {"text": self.output.get("candidate_text", ""), "truncated": bool(self.output.get("truncated"))}
-        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output)
+            if c.visibility == "hidden":
+                checks.append(replace(c, message="", details={}) if c.verdict == Verdict.PASSED else
+                              replace(c, verdict=str(Verdict.FAILED), points=0.0, message=HIDDEN_NOT_PASSED,
+                                      details={}))
+                continue
+            c = public_checks.get(c.id, c)
+            if "interviewer_flag" in c.details:  # tamper evidence (grader.judge.forgery): interviewer only
+                c = replace(c, details={k: v for k, v in c.details.items() if k != "interviewer_flag"},
+                            message="" if c.message.startswith("Interviewer note: ") else c.message)
+            checks.append(c)
+        if self.public is not None:
+            output = dict(recorded["output"])
+            sandbox = {**self.sandbox, "budget": recorded.get("budget")}
+            if sandbox["budget"] is None:
+                sandbox.pop("budget")
+            status, message = recorded["status"], recorded["status_message"]
+            duration = float(recorded["duration_s"])
+        else:
+            # Only what was printed at import and during public steps; a card without that split shows none.
+            output = {"text": self.output.get("candidate_text", ""), "truncated": bool(self.output.get("truncated"))}
+            sandbox = {k: v for k, v in self.sandbox.items() if k != "budget"}
+            status, message, duration = self.status, self.status_message, self.duration_s
+        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output,
+                       status=status, status_message=message, duration_s=duration, sandbox=sandbox,
+                       score=float(sum(c.points for c in checks)), public=None)
 
 
-_HIDDEN_MESSAGES = {
-    Verdict.FAILED: "Wrong result on a hidden case (its inputs are not shown).",
-    Verdict.ERROR: "Raised an exception on a hidden case.",
-    Verdict.TIMEOUT: "Timed out on a hidden case.",
-    Verdict.MEMORY_LIMIT: "Ran out of memory on a hidden case.",
-    Verdict.FORBIDDEN: "Used a forbidden API.",
-}
+#: The one message of every hidden check that did not pass, in the candidate view.
+HIDDEN_NOT_PASSED = "Did not pass on a hidden case (only whether each hidden check passed is shown)."
 
 
 def _json_safe(value: Any) -> Any:

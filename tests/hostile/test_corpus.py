@@ -17,9 +17,12 @@ Each case file's docstring carries ``key: value`` lines (parsed by ``Expectation
 ``exercise``      the exercise (default ``softmax``)
 ``output-has`` / ``output-lacks``   text the captured output must (not) hold (``|`` separates several)
 ``host``          extra host invariants: ``memory`` (peak RSS flat), ``exports`` (table, HTML report
-                  and exports render), ``no-unpickle`` (a pickle's side effect never happened)
+                  and exports render), ``no-unpickle`` (a pickle's side effect never happened),
+                  ``hidden-inputs`` (issue 20: the case printed or raised a sha256 of a hidden input,
+                  which the interviewer's view shows, and not one reaches the candidate view)
 
-Invariants checked for every case: the scorecard validates; the status is never
+Invariants checked for every case: the scorecard validates; the candidate view shows each hidden
+check as one bit (passed, or ``failed`` with the one fixed message and no details); the status is never
 ``infrastructure_error``; the run ends within its wall limit plus a grace; the captured output is
 capped and holds no raw control character; no container (``conftest``), child process or temporary
 folder is left; the runner, the references, NumPy and ``/etc`` on the host are unchanged.
@@ -30,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import json
 import os
 import re
 import resource
@@ -178,7 +182,10 @@ def test_the_corpus_is_complete():
                    # patched; stdout and the output capture broken; exits, sleeps and threads in measured steps
                    "sync_stdin_read", "sync_ack_steal", "sync_ack_close", "sync_ack_forge", "sync_dup2_devnull",
                    "sync_fake_frames_stdout", "sync_capture_close", "sync_patch_wait_skip", "sync_patch_wait_block",
-                   "sync_exit_measured", "sync_sleep_measured", "sync_thread_alloc"):
+                   "sync_exit_measured", "sync_sleep_measured", "sync_thread_alloc",
+                   # interview mode's secrets (issue 20): hidden inputs printed at import, carried by a
+                   # public exception, read through the verdict kinds
+                   "secret_import_print", "secret_public_exception", "secret_verdict_kinds"):
         assert needed in names
     for exp in EXPECTATIONS:
         assert "infrastructure_error" not in exp.status and exp.status
@@ -244,3 +251,35 @@ def test_hostile_submission(exp: Expectation, backend: str, tmp_path, monkeypatc
         assert not UNPICKLE_MARKER.exists(), "the host unpickled what the sandbox sent"
     if "exports" in exp.host:
         _check_exports(card)
+    _check_one_bit(card)
+    if "hidden-inputs" in exp.host:
+        hidden = _hidden_digests(exp.exercise, 7)
+        seen = set(DIGEST.findall(json.dumps(card.to_json())))  # the interviewer's view: output and messages
+        assert hidden & seen, f"no hidden input was read: the case proves nothing; {context}"
+        shown = json.dumps(card.candidate_view().to_json())
+        assert not hidden & set(DIGEST.findall(shown)), f"a hidden input reached the candidate view; {context}"
+
+
+DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def _hidden_digests(exercise_id: str, seed: int) -> set[str]:
+    """sha256 of the input arrays that only hidden steps of the plan read (from the plan on the host)."""
+    from grader.grading.grade import build_plan  # noqa: PLC0415
+    from grader.grading.split import split_plan  # noqa: PLC0415
+
+    exercise = get_exercise(exercise_id)
+    public, hidden = split_plan(build_plan(exercise, seed),
+                                {c.id for c in exercise.checks if c.visibility == "hidden"})
+    digest = lambda a: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()  # noqa: E731
+    return {digest(a) for a in hidden.arrays.values()} - {digest(a) for a in public.arrays.values()}
+
+
+def _check_one_bit(card) -> None:
+    """Every hidden check of the candidate view is one bit: passed, or failed with the fixed message."""
+    from grader.grading.scorecard import HIDDEN_NOT_PASSED  # noqa: PLC0415
+
+    for c in card.candidate_view().checks:
+        if c.visibility == "hidden":
+            assert (c.verdict, c.details) == ("passed", {}) and c.message == "" or \
+                (c.verdict, c.message, c.points, c.details) == ("failed", HIDDEN_NOT_PASSED, 0.0, {}), c

@@ -105,11 +105,21 @@ def test_engine_gone_mid_batch_leaves_later_submissions_ungraded_and_a_rerun_gra
 
     def engine_stops_after_one(self, job, limits):
         calls.append(1)
-        if len(calls) > 1:
+        if len(calls) > 2:  # one grading: its public part, then its hidden part (issue 20)
             raise SandboxUnavailable("the Docker engine is not answering: simulated stop")
         return real_run(self, job, limits)
 
+    real_run_warm = DockerSandbox.run_warm
+
+    def warm_stops_after_one(self, warm, job):  # the hidden part runs in a container started ahead
+        calls.append(1)
+        if len(calls) > 2:
+            warm.discard()
+            raise SandboxUnavailable("the Docker engine is not answering: simulated stop")
+        return real_run_warm(self, warm, job)
+
     monkeypatch.setattr(DockerSandbox, "run", engine_stops_after_one)
+    monkeypatch.setattr(DockerSandbox, "run_warm", warm_stops_after_one)
     outcomes, interrupted = run_batch(items, tmp_path / "out", jobs=1, sandbox="docker", seed=3)
     assert not interrupted
     by = {o.item.candidate: o for o in outcomes}
@@ -120,6 +130,7 @@ def test_engine_gone_mid_batch_leaves_later_submissions_ungraded_and_a_rerun_gra
         assert "simulated stop" in card.status_message
 
     monkeypatch.setattr(DockerSandbox, "run", real_run)
+    monkeypatch.setattr(DockerSandbox, "run_warm", real_run_warm)
     outcomes, _ = run_batch(items, tmp_path / "out", jobs=1, sandbox="docker", seed=3)
     by = {o.item.candidate: o for o in outcomes}
     assert by["cand0"].skipped  # its scorecard was current
