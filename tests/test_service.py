@@ -359,7 +359,9 @@ def test_client_cli_prints_the_table_with_local_exit_codes(server, tmp_path, mon
     r = CliRunner().invoke(main, ["submit", "softmax", str(good), "--server", server.url, "--token", token])
     assert r.exit_code == 0, r.output
     assert "16 / 16" in r.output and "values_1d" in r.output and "graded" in r.output
-    assert json.loads((tmp_path / "scorecards/softmax-good.json").read_text())["view"] == "candidate"
+    # its own file, beside (never over) a practice run's scorecards/softmax-good.json
+    assert json.loads((tmp_path / "scorecards/softmax-good.server.json").read_text())["view"] == "candidate"
+    assert not (tmp_path / "scorecards/softmax-good.json").exists()
     r = CliRunner().invoke(main, ["submit", "softmax", str(bad), "--server", server.url], env={"GRADER_TOKEN": token})
     assert r.exit_code == 1
     r = CliRunner().invoke(main, ["submit", "softmax", str(good), "--server", server.url, "--token", "nope"])

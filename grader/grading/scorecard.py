@@ -18,9 +18,12 @@ from typing import Any
 
 import jsonschema
 
+from grader.grading.headline import candidate_mistakes, mistakes_of
 from grader.judge.verdicts import Status, Verdict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this grader still reads (1: written before the ``mistakes`` section; it is rebuilt from the checks).
+READABLE_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scorecard.schema.json"
 
 
@@ -79,6 +82,9 @@ class Scorecard:
         view: ``interviewer`` (everything) or ``candidate`` (hidden cases redacted).
         artifacts: small arrays for the interviewer's report (``grader.grading.artifacts``: heatmaps of
             public cases' attention weights), size-capped; None when absent and in the candidate view.
+        mistakes: one entry per mistake (``grader.grading.headline.mistakes_of``): ``{"name", "message",
+            "checks", "points_lost"}`` and maybe ``difference``; built from the checks when not given
+            (grading, and cards of schema version 1).
     """
 
     exercise: dict
@@ -98,6 +104,13 @@ class Scorecard:
     grader_version: str = ""
     schema_version: int = SCHEMA_VERSION
     artifacts: dict | None = None
+    mistakes: tuple | None = None
+
+    def __post_init__(self) -> None:
+        if self.mistakes is None:
+            object.__setattr__(self, "mistakes", mistakes_of(self.checks, self.status_message))
+        else:
+            object.__setattr__(self, "mistakes", tuple(self.mistakes))
 
     @property
     def all_passed(self) -> bool:
@@ -108,6 +121,7 @@ class Scorecard:
         """The JSON document (plain dicts and lists)."""
         doc = asdict(self)
         doc["checks"] = [asdict(c) for c in self.checks]
+        doc["mistakes"] = [dict(m) for m in self.mistakes]
         if doc.get("artifacts") is None:
             doc.pop("artifacts", None)
         return _json_safe(doc)
@@ -122,6 +136,8 @@ class Scorecard:
         validate(doc)
         fields = dict(doc)
         fields["checks"] = tuple(CheckResult(**c) for c in doc["checks"])
+        if fields.get("schema_version", 1) < SCHEMA_VERSION:  # read as this version: the section rebuilt
+            fields["schema_version"] = SCHEMA_VERSION
         return cls(**fields)
 
     def candidate_view(self) -> "Scorecard":
@@ -143,7 +159,8 @@ class Scorecard:
                 checks.append(c)
         # Only what was printed at import and during public steps; a card without that split shows none.
         output = {"text": self.output.get("candidate_text", ""), "truncated": bool(self.output.get("truncated"))}
-        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output)
+        return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output,
+                       mistakes=candidate_mistakes(checks, self.status_message))
 
 
 _HIDDEN_MESSAGES = {
