@@ -253,6 +253,10 @@ def test_exports_are_downloads_and_neutralise_spreadsheet_formulas(server, grade
     cells = [v for row in rows for v in row.values()]
     assert all(not c.startswith(("=", "+", "@", "-")) for c in cells)
     assert any(c.startswith("'=") or c.startswith("'<") or c.startswith("<script>") for c in cells)
+    # the scorecard column says where each card is read (it was empty)
+    assert rows and all(re.fullmatch(r"/api/submissions/[1-9][0-9]*", row["scorecard"]) for row in rows)
+    card = get(server.url + rows[0]["scorecard"] + "?view=interviewer", headers=auth(INTERVIEWER_TOKEN))
+    assert card.status_code == 200 and card.json()["scorecard"]["status"] == rows[0]["status"]
     for fmt in ("junit", "json", "gradescope"):
         r = get(f"{server.url}/api/cohorts/{server.cohort['id']}/export/{fmt}", headers=auth(INTERVIEWER_TOKEN))
         assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]

@@ -236,4 +236,6 @@ def export_bytes(session: Session, cohort: Cohort, fmt: str) -> bytes:
     cards = [(i.label, i.card) for i in items]
     if fmt == "json":
         return (json.dumps([c.to_json() for _, c in cards], indent=2) + "\n").encode()
-    return export_text(fmt, cards).encode("utf-8")
+    # the CSV's scorecard column: where the interviewer reads each card (the API's JSON of that attempt)
+    paths = [f"/api/submissions/{i.submission.id}" for i in items]
+    return export_text(fmt, cards, scorecard_paths=paths).encode("utf-8")
