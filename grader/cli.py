@@ -476,8 +476,9 @@ def sandbox_status(as_json: bool) -> None:
 def _load_cards(paths):
     from grader.cohort.review import CardsUnreadable, load  # noqa: PLC0415
 
+    err = _console(err=True)
     try:
-        return load(paths)
+        return load(paths, on_skip=lambda note: err.print(f"note: {note}", markup=False))
     except CardsUnreadable as exc:  # one line naming the file and its first problem
         _fail(str(exc))
 
@@ -631,11 +632,14 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
 def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
     """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots).
 
-    Each CARD is a scorecard, a folder of them or a `--format json` export. Exit code 0, or 2 (a CARD
-    that is no scorecard, an OUTPUT that cannot be written; nothing is written then).
+    Each CARD is a scorecard, a folder of them or a `--format json` export (a batch's batch.json among
+    them is skipped with a note). Exit code 0, or 2 (a CARD that is no scorecard, an OUTPUT that
+    cannot be written or whose folder does not exist; nothing is written then).
     """
     from grader.cohort.report import write_report  # noqa: PLC0415
 
+    if not output.absolute().parent.is_dir():  # a mistyped folder is an error, never made for it
+        _fail(f"cannot write the report to {output}: the folder {output.parent} does not exist")
     output = _writable_file(output, "report")
     cards = _load_cards(scorecards)
     try:

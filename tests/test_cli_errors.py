@@ -338,3 +338,25 @@ def test_bad_option_values_of_the_other_verbs(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_one_line_error(run(*argv), 2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_into_a_folder_that_does_not_exist_is_an_error_and_makes_no_folder(tmp_path, good_card):
+    _, out, _ = good_card
+    target = tmp_path / "nonexistent" / "dir" / "r.html"
+    assert_one_line_error(run("report", out, "-o", target), 2, "does not exist")
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_report_of_a_batch_folders_json_files_skips_batch_json_with_a_note(tmp_path, good_card):
+    """`grade report DIR/*.json` on a batch folder names its batch.json too (the seed record)."""
+    _, out, _ = good_card
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    shutil.copyfile(out, folder / "alice.json")
+    (folder / "batch.json").write_text(json.dumps({"seed": 12345, "version": 1}))
+    result = run("report", *sorted(folder.glob("*.json")), "-o", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    assert f"note: skipped {folder / 'batch.json'}" in result.stderr and "alice" in (tmp_path / "r.html").read_text()
+    (folder / "other.json").write_text(json.dumps({"seed": 1}))  # any other non-scorecard is still an error
+    assert_one_line_error(run("report", folder / "alice.json", folder / "other.json", "-o", tmp_path / "r.html"),
+                          2, "other.json")
