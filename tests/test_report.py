@@ -146,3 +146,32 @@ def test_check_numbers_are_rows_of_a_small_table_not_raw_json():
                         "sizes": [16, 32, 64]})
     assert rows == [("cases", "3"), ("output.tolerance.rtol", "1.3e-06"), ("output.tolerance.atol", "1e-05"),
                     ("output.max_abs_diff", "6.958e-08"), ("sizes", "16, 32, 64")]
+
+
+def test_each_submission_leads_with_its_mistakes_and_hides_passed_numbers(cards):
+    html = render_report(list(cards.items()))
+    ann = html[html.index(">ann <"):]
+    ann = ann[:ann.index('class="submission"')] if 'class="submission"' in ann else ann
+    (mistake,) = [m for m in cards["ann"].mistakes if m["name"] == "unscaled"] or cards["ann"].mistakes[:1]
+    first = mistake["message"].splitlines()[0]
+    assert ann.index(first) < ann.index('<table class="checks">')      # the headline before the table
+    # said once as the headline, else only inside each check's detail toggle
+    assert ann.count(first) > 1 + 1                                  # (each check's detail has it)
+    outside = re.sub(r"<details.*?</details>", "", ann, flags=re.S)
+    assert outside.count(first) == 1
+    assert outside.count(first) == 1
+    # numbers (passed checks' too) only when asked: every numbers table sits inside a detail toggle
+    assert 'class="nums"' in html and 'class="nums"' not in re.sub(r"<details.*?</details>", "", html, flags=re.S)
+
+
+def test_candidate_totals_across_exercises(cards):
+    from grader.cohort.report import candidate_totals
+
+    pairs = [("ann", cards["ann"]), ("ann", cards["cat"]), ("ben", cards["ben"])]
+    totals = {t["label"]: t for t in candidate_totals(pairs)}
+    assert totals["ann"]["score"] == cards["ann"].score + cards["cat"].score
+    assert totals["ann"]["max_score"] == cards["ann"].max_score + cards["cat"].max_score
+    assert [e["id"] for e in totals["ann"]["exercises"]] == ["attention_scores", "softmax"]
+    html = render_report(pairs)
+    assert 'id="candidate-totals"' in html
+    assert f'{totals["ann"]["score"]:g} / {totals["ann"]["max_score"]:g}' in html

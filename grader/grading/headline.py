@@ -25,7 +25,7 @@ from typing import Iterable
 NOT_RUN = ("Not run", "Not graded")
 
 
-def _first_line(message: str) -> str:
+def first_line(message: str) -> str:
     """The first line of a check's message that is not a "Likely mistake" hint."""
     for line in message.splitlines():
         if line.strip() and not line.startswith("Likely mistake:"):
@@ -55,7 +55,7 @@ def _difference(checks: list) -> dict | None:
             best = (value, {"check": c.id, "case": c.details.get("case"), "text": text})
     if best is None:  # no array compared (a probe, an exception): the first check's own reason
         for c in checks:
-            text = _first_line(c.message)
+            text = first_line(c.message)
             if text and not c.message.startswith(NOT_RUN):
                 return {"check": c.id, "case": c.details.get("case"), "text": text}
     return best[1] if best else None
@@ -82,13 +82,13 @@ def mistakes_of(checks: Iterable, status_message: str = "") -> tuple[dict, ...]:
         name = c.details.get("mistake")
         if name:
             key = ("named", str(name))
-            message = str(c.details.get("diagnosis") or _first_line(c.message))
+            message = str(c.details.get("diagnosis") or first_line(c.message))
         elif c.message.startswith(NOT_RUN):
-            key = ("not_run", _first_line(c.message))
-            message = status_message.strip() or _first_line(c.message)
+            key = ("not_run", first_line(c.message))
+            message = status_message.strip() or first_line(c.message)
         else:
-            key = ("unnamed", _first_line(c.message) or c.verdict, _case_kind(c.details))
-            message = _first_line(c.message) or f"Did not pass ({c.verdict})."
+            key = ("unnamed", first_line(c.message) or c.verdict, _case_kind(c.details))
+            message = first_line(c.message) or f"Did not pass ({c.verdict})."
         if key not in groups:
             groups[key] = {"name": str(name) if name else None, "message": message, "checks": [],
                            "points_lost": 0.0}

@@ -18,7 +18,7 @@ from typing import Any
 
 import jsonschema
 
-from grader.grading.headline import candidate_mistakes, mistakes_of
+from grader.grading.headline import candidate_mistakes, first_line, mistakes_of
 from grader.judge.verdicts import Status, Verdict
 
 SCHEMA_VERSION = 2
@@ -52,6 +52,12 @@ class CheckResult:
     max_points: float
     message: str = ""
     details: dict = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        """The first line of the message that is not a "Likely mistake:" hint (the card's ``mistakes``
+        section says that once): what a table of checks shows in one line."""
+        return first_line(self.message)
 
     @property
     def deducted(self) -> bool:
