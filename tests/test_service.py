@@ -78,6 +78,36 @@ def test_serve_refuses_to_start_without_the_interviewer_token(monkeypatch):
     assert "GRADER_INTERVIEWER_TOKEN" in result.output and "Traceback" not in result.output
 
 
+def test_answers_carry_no_stray_nulls_and_the_cohort_table_counts_every_attempt(server, graded):
+    i = auth(INTERVIEWER_TOKEN)
+    cohort = post(f"{server.url}/api/cohorts", headers=i, json={"name": "nulls", "exercises": ["softmax"]}).json()
+    assert set(cohort) == {"id", "name", "exercises"}                  # no "token": null
+    cand = post(f"{server.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Ada"}).json()
+    assert set(cand) == {"id", "name", "token"} and cand["token"]      # no "exercises": null
+    first = upload(server, cand["token"], BROKEN).json()["id"]
+    wait_final(server.url, cand["token"], first)
+    second = upload(server, cand["token"]).json()["id"]
+    wait_final(server.url, cand["token"], second)
+    (table,) = get(f"{server.url}/api/cohorts/{cohort['id']}/summary", headers=i).json()["tables"]
+    (row,) = table["rows"]
+    assert row["submission_id"] == second and row["attempts"] == 2     # the latest shown, both counted
+    page = get(f"{server.url}/interviewer/cohorts/{cohort['id']}", headers=i).text
+    assert "latest graded attempt" in page and '<td class="attempts">2</td>' in page
+
+
+def test_exercise_page_renders_the_statement_and_an_empty_upload_gets_the_form_back(server):
+    a = server.people["a"]["token"]
+    page = get(f"{server.url}/candidate/exercises/mha", headers=auth(a))
+    assert page.status_code == 200
+    assert "<h2>Contract</h2>" in page.text and "## Contract" not in page.text  # Markdown rendered
+    assert '<code class="language-python"><span style="color' in page.text    # code highlighted
+    # An empty file (Bearer auth: an API client's form post, no cookie to forge)
+    r = post(f"{server.url}/candidate/submit", headers=auth(a), data={"exercise": "mha", "source": ""},
+             follow_redirects=False)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+    assert 'id="upload-error"' in r.text and "the file is empty" in r.text and 'id="upload"' in r.text
+
+
 def test_contract_upload_poll_candidate_and_interviewer_views(server, graded):
     a = server.people["a"]["token"]
     assert get(server.url + "/healthz").status_code == 200

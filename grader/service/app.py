@@ -225,7 +225,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         """Liveness: 200 while the server answers."""
         return {"ok": True}
 
-    @app.post("/api/cohorts", status_code=201, response_model=Created)
+    # exclude_none: a cohort's answer has no "token": null, a candidate's no "exercises": null
+    @app.post("/api/cohorts", status_code=201, response_model=Created, response_model_exclude_none=True)
     def create_cohort(body: CohortIn, session: DB, _: Interviewer):
         """Create a cohort (interviewer)."""
         try:
@@ -245,7 +246,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
             raise HTTPException(404, "not found")
         return cohort
 
-    @app.post("/api/cohorts/{cohort_id}/candidates", status_code=201, response_model=Created)
+    @app.post("/api/cohorts/{cohort_id}/candidates", status_code=201, response_model=Created,
+              response_model_exclude_none=True)
     def add_candidate(cohort_id: str, body: CandidateIn, session: DB, _: Interviewer):
         """Invite a candidate (interviewer); the token is returned this once."""
         cohort = _cohort(session, cohort_id)

@@ -26,6 +26,7 @@ from grader.service import records
 from grader.service.db import Candidate, Cohort, Submission, as_utc
 from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
 from grader.service.records import Refused, parse_id
+from grader.service.statement import render_statement
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
@@ -109,16 +110,29 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         if exercise_id not in cohort.exercises:
             raise HTTPException(404, "not found")
+        return exercise_page(session, who, exercise_id)
+
+    def exercise_page(session, who, exercise_id: str, error: str = "", code: int = 200) -> HTMLResponse:
         ex = get_exercise(exercise_id)
-        return page("exercise.html.j2", who=who, ex=ex, spec=ex.spec_path.read_text(encoding="utf-8"),
-                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id))
+        return page("exercise.html.j2", code, who=who, ex=ex, spec=render_statement(ex.spec_path.read_text(encoding="utf-8")),
+                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
+                    error=error)
 
     @app.post("/candidate/submit")
     async def candidate_submit(request: Request, who: CandidateP):
-        """The upload form's target: queue the file (or pasted text), then show its page."""
-        exercise, source, filename = await read_upload(request, settings)
-        with app.state.sessions() as session:
-            sub = submit(session, who, exercise, source, filename)
+        """The upload form's target: queue the file (or pasted text), then show its page. A refused
+        upload (empty, too large, ...) shows the exercise's form again with the reason."""
+        exercise = None
+        try:
+            exercise, source, filename = await read_upload(request, settings)
+            with app.state.sessions() as session:
+                sub = submit(session, who, exercise, source, filename)
+        except HTTPException as exc:
+            with app.state.sessions() as session:
+                cohort = session.get(Cohort, who.candidate.cohort_id)
+                if exc.status_code not in (413, 422) or exercise not in cohort.exercises:
+                    raise
+                return exercise_page(session, who, exercise, error=f"Not submitted: {exc.detail}.", code=exc.status_code)
         return RedirectResponse(f"/candidate/submissions/{sub.id}", 303)
 
     @app.get("/candidate/submissions/{sub_id}", response_class=HTMLResponse)
