@@ -104,7 +104,8 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         _login(browser, live.url, INTERVIEWER_TOKEN, "/interviewer")
         browser.find_element(By.CSS_SELECTOR, "a.cohort").click()
         table = browser.find_element(By.CSS_SELECTOR, "table.cohort-table")
-        assert "Grace" in table.text and "16/16" in table.text
+        assert "Grace" in table.text and "15/16" in table.text   # the latest attempt (the wrong file)...
+        assert table.find_element(By.CSS_SELECTOR, "td.attempts").text == "2"  # ...of two
         assert browser.find_element(By.CSS_SELECTOR, "img[alt='score distribution']")
         browser.find_element(By.CSS_SELECTOR, "table.cohort-table a.submission").click()
         assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "interviewer"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 
 from grader.cli import main
 from grader.cohort.batch import BatchItem, discover, is_current
-from grader.grading.exercise import (SCHEMA_DIR, ExerciseInvalid, UnknownExercise, UnknownTrack, get_exercise,
+from grader.grading.exercise import (SCHEMA_DIR, ExerciseInvalid, exercise_ids, UnknownExercise, UnknownTrack, get_exercise,
                                      imported_track, load_exercise, track_for_file)
 
 from tests.conftest import verdicts
@@ -438,3 +439,14 @@ def test_track_for_source_reads_uploads():
     assert track_for_source("softmax", b"\xff\xfe not utf-8") is None
     assert track_for_source("softmax", b"def f(:\n") is None
     assert track_for_source("softmax", b"x = 1\n") is None
+
+
+@pytest.mark.parametrize("exercise_id", exercise_ids())
+def test_every_check_of_every_track_is_named_in_the_statement(exercise_id):
+    """A candidate reads spec.md to learn what is graded: each check id (of each track) appears there
+    in backticks (mha and gqa once left out grad_edge_cases)."""
+    default = get_exercise(exercise_id)
+    named = set(re.findall(r"`([A-Za-z0-9_]+)`", default.spec_path.read_text(encoding="utf-8")))
+    for track in default.tracks:
+        ex = get_exercise(exercise_id, track=track)
+        assert [c.id for c in ex.checks if c.id not in named] == [], f"{exercise_id} ({track})"
