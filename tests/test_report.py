@@ -175,3 +175,60 @@ def test_candidate_totals_across_exercises(cards):
     html = render_report(pairs)
     assert 'id="candidate-totals"' in html
     assert f'{totals["ann"]["score"]:g} / {totals["ann"]["max_score"]:g}' in html
+
+
+def test_a_nan_result_is_drawn_black_and_counted_never_a_white_max_0():
+    """The issue's case: a result with NaN rows (fully masked rows) read as a pass: NaN cells are drawn
+    transparent by matplotlib, and nanmax over the rest said "difference (max 0)"."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import NOT_FINITE, heatmap, heatmap_figure
+
+    ref = [[0.5, 0.5], [0.25, 0.75], [1.0, 0.0]]
+    cand = [[0.5, 0.5], [None, None], [float("nan"), 0.0]]  # null: a NaN as the scorecard stores it
+    fig = heatmap_figure(cand, ref)
+    try:
+        cand_ax, _, diff_ax = fig.axes
+        assert diff_ax.get_title() == "difference: 3 of 6 not finite, max 0 elsewhere"
+        assert "not finite" in cand_ax.get_title()
+        black = mcolors.to_rgba(NOT_FINITE)
+        for ax in (cand_ax, diff_ax):
+            image = ax.get_images()[0]
+            rgba = image.to_rgba(image.get_array())
+            assert tuple(rgba[1, 0]) == black and tuple(rgba[2, 0]) == black
+            assert tuple(rgba[0, 0]) != black
+    finally:
+        plt.close(fig)
+    fig = heatmap_figure(ref, ref)
+    try:
+        assert fig.axes[2].get_title() == "difference (max 0)"  # a real pass still reads as one
+    finally:
+        plt.close(fig)
+    assert heatmap(cand, ref).startswith("data:image/png;base64,")
+
+
+@pytest.mark.parametrize("sizes", [[8, 16, 32, 64], [64, 128, 256, 512, 1024], [16, 24, 32, 48, 64, 96, 128, 192, 256]])
+def test_loglog_tick_labels_never_overlap(sizes):
+    """Within a decade matplotlib labels every minor tick of a log axis ("2x10^1 3x10^1 ..."): the
+    labels ran into each other. Every drawn label's box is apart from its neighbours'."""
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import loglog_figure
+
+    found = {"name": "flops", "x": "seq_len", "sizes": sizes,
+             "series": {"candidate": [3.0 * s ** 2 for s in sizes], "reference": [2.0 * s ** 1.5 for s in sizes]}}
+    fig = loglog_figure(found, "flops vs seq_len")
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis):
+            labels = [t for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+            assert len(labels) >= 2
+            boxes = sorted((t.get_window_extent(renderer) for t in labels),
+                           key=lambda b: b.x0 if axis is fig.axes[0].xaxis else b.y0)
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b), (axis.axis_name, [t.get_text() for t in labels])
+        assert [t.get_text() for t in fig.axes[0].xaxis.get_ticklabels()][-1] == f"{sizes[-1]:g}"
+    finally:
+        plt.close(fig)
