@@ -23,6 +23,7 @@ import jinja2
 
 from grader import __version__
 from grader.cohort import plots
+from grader.grading.render import clip
 from grader.grading.scorecard import Scorecard
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -140,6 +141,7 @@ def render_report(cards: Sequence[tuple[str, Scorecard]], *, title: str = "Atten
     """The HTML text of the report for ``(label, scorecard)`` pairs."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["clip"] = clip
     ordered = sorted(cards, key=lambda lc: (lc[1].exercise["id"], -lc[1].score, lc[0]))
     return env.get_template("report.html.j2").render(
         title=title, generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),

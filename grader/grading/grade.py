@@ -100,7 +100,9 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
     shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
     if withheld:
         shown += f"\n[output printed during {withheld} hidden step(s) is withheld]\n"
-    return {"text": run.output, "truncated": bool(run.output_truncated), "candidate_text": shown}
+    # the runner cuts a flood of output itself, keeping head and tail around one line (runner.ELIDED_LINE)
+    elided = "[grader: " in run.output and " bytes of output not kept]" in run.output
+    return {"text": run.output, "truncated": bool(run.output_truncated) or elided, "candidate_text": shown}
 
 
 def _compile_problem(exc: BaseException) -> str:

@@ -30,6 +30,30 @@ def _safe(text: str) -> str:
     return text.replace("\x1b", "\\x1b").replace("\x00", "\\x00")
 
 
+def clip(text: str, limit: int = 2000) -> str:
+    """``text`` cut to about ``limit`` characters: its head (ending at a line or word) and its tail
+    (starting at one) around a line saying how much was left out; whole when it fits. Long output
+    never opens mid-word, and what was printed first (at import) stays in view."""
+    if len(text) <= limit:
+        return text
+    half = max(1, limit // 2)
+
+    def boundary(part: str, from_end: bool) -> int:
+        for sep in ("\n", " "):
+            i = part.rfind(sep) if from_end else part.find(sep)
+            if i >= 0 and (len(part) - i if not from_end else i) > len(part) // 2:
+                return i
+        return -1
+
+    head, tail = text[:half], text[-half:]
+    end = boundary(head, True)
+    head = head[:end + 1] if end >= 0 else head
+    start = boundary(tail, False)
+    tail = tail[start + 1:] if start >= 0 else tail
+    left_out = len(text) - len(head) - len(tail)
+    return f"{head.rstrip()}\n[... {left_out} characters not shown ...]\n{tail}"
+
+
 def _check_list(ids: list, limit: int = 6) -> str:
     shown = ", ".join(ids[:limit])
     return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
@@ -96,7 +120,6 @@ def render_scorecard(card: Scorecard, console: Console, *, verbose: bool = False
         console.print(Text(_safe(card.status_message)))
     if card.output.get("text"):
         text = card.output["text"]
-        shown = text[-2000:]
         console.print(Text("captured output" + (" (truncated)" if card.output.get("truncated") or len(text) > 2000
                                                 else "") + ":", style="dim"))
-        console.print(Text(_safe(shown)), markup=False)
+        console.print(Text(_safe(clip(text, 2000))), markup=False)

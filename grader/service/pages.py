@@ -22,6 +22,7 @@ from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
+from grader.grading.render import clip
 from grader.service import records
 from grader.service.db import Candidate, Cohort, Submission, as_utc
 from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
@@ -32,6 +33,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _ENV.globals["detail_rows"] = detail_rows
+_ENV.filters["clip"] = clip
 
 
 def _when(moment) -> str:
