@@ -59,3 +59,37 @@ def test_clip_keeps_head_and_tail_at_boundaries():
     assert head.startswith("line 0 alpha") and head.endswith("beta")
     assert tail.split("...]\n", 1)[1].startswith("line ") and shown.endswith("line 499 alpha beta\n")
     assert len(shown) < 500 and clip("short", 400) == "short"
+
+
+PATHS = '''
+import os, tempfile, traceback
+import numpy as np
+print("file", __file__, "cwd", os.getcwd(), "tmp", tempfile.gettempdir())
+try:
+    raise ValueError("boom")
+except ValueError:
+    traceback.print_exc()
+
+
+def softmax(x, axis=-1):
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+'''
+
+
+def test_process_sandbox_output_names_no_host_temp_path(tmp_path: Path):
+    """The process backend runs in a host temp folder (grade-process-XXXX); what the candidate printed
+    names it as the docker sandbox's /sandbox, in both views."""
+    import tempfile
+
+    path = tmp_path / "paths.py"
+    path.write_text(PATHS)
+    card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=3)
+    host_tmp = tempfile.gettempdir()
+    for text in (card.output["text"], card.output["candidate_text"]):
+        assert "file /sandbox/input/submission.py cwd /sandbox/scratch" in text
+        assert 'File "/sandbox/input/submission.py", line 6' in text
+        assert "grade-process-" not in text and f"{host_tmp}/" not in text

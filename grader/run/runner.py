@@ -497,6 +497,8 @@ FORWARD_HEAD_BYTES = 40 * 1024
 #: bytes were left out (``ELIDED_LINE``): a flood of output is cut here, in the sandbox, instead of
 #: streaming megabytes to a host that would stop the run for it.
 FORWARD_TAIL_BYTES = 16 * 1024
+#: The run's folder as output names it, whatever the backend (docker mounts the inputs at /sandbox/input).
+SANDBOX_ROOT = "/sandbox"
 #: The line between head and tail of cut output (the host reads it as ``truncated``).
 ELIDED_LINE = "\n[grader: {n} bytes of output not kept]\n"
 
@@ -517,10 +519,13 @@ class OutputCapture:
         original_stderr: a duplicate of the process's stderr, where everything is forwarded.
     """
 
-    def __init__(self, original_stderr: int):
+    def __init__(self, original_stderr: int, root: str = SANDBOX_ROOT):
         import threading  # noqa: PLC0415 - sandbox side only
 
         self._out = original_stderr
+        # The run's folder as the submission sees it (the process backend's is a host temp folder):
+        # shown as the docker sandbox's ``/sandbox``, so output never names a path of the host.
+        self._root = os.fsencode(root.rstrip("/")) if len(root.rstrip("/")) > 1 and root != SANDBOX_ROOT else b""
         self._read, write = os.pipe()
         self._write = os.dup(write)  # ours, for markers, whatever the submission does to fd 1 and 2
         os.dup2(write, 1)
@@ -574,6 +579,8 @@ class OutputCapture:
                 pass
 
     def _take(self, data: bytes) -> None:
+        if data and self._root:
+            data = data.replace(self._root, SANDBOX_ROOT.encode())
         if data:
             self._forward(data)
             room = min(PRINTED_STEP_CAP - len(self._kept), PRINTED_TOTAL_CAP - self._total_kept)
@@ -758,7 +765,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.flush()
     # fd 1 and fd 2 now go through a pipe that tags what is printed by step (OutputCapture); all of
     # it still reaches the original stderr, which the host captures.
-    capture = OutputCapture(os.dup(2))
+    capture = OutputCapture(os.dup(2), root=os.path.dirname(os.path.abspath(input_dir)))
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True,
                                   encoding="utf-8", errors="replace")
 
