@@ -232,3 +232,30 @@ def test_loglog_tick_labels_never_overlap(sizes):
         assert [t.get_text() for t in fig.axes[0].xaxis.get_ticklabels()][-1] == f"{sizes[-1]:g}"
     finally:
         plt.close(fig)
+
+
+def test_an_exercise_has_one_colour_on_every_page():
+    """The cohort page and the report both draw score_distribution, from dicts in different orders
+    (the page's table order, the report's sorted ids): each exercise's bars keep their colour."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import exercise_colour, score_distribution_figure
+
+    def colours(percentages):
+        fig = score_distribution_figure(percentages)
+        try:
+            legend = fig.axes[0].get_legend()
+            if legend is None:  # one exercise: no legend, one container
+                (bars,) = fig.axes[0].containers
+                return {next(iter(percentages)): mcolors.to_hex(bars.patches[0].get_facecolor())}
+            return {t.get_text(): mcolors.to_hex(h.get_facecolor())
+                    for t, h in zip(legend.get_texts(), legend.legend_handles)}
+        finally:
+            plt.close(fig)
+
+    a = colours({"softmax": [100, 50], "mha": [20], "rope": [80]})
+    b = colours({"rope": [10], "mha": [90, 95], "softmax": [0]})
+    assert a == b == {k: exercise_colour(k) for k in ("mha", "rope", "softmax")}
+    assert len(set(a.values())) == 3
+    assert colours({"mha": [50]}) == {"mha": exercise_colour("mha")}

@@ -48,19 +48,46 @@ def _data_uri(fig) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode("utf-8")).decode("ascii")
 
 
+#: Exercise colours (matplotlib's tab10): one per exercise, the same on every page.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+
+def exercise_colour(exercise_id: str) -> str:
+    """The colour of an exercise in every plot (the report's and the cohort page's alike): its place
+    among the repository's exercises, by name, so it never depends on which exercises a page shows
+    or in what order; an id not in the repository gets one from a hash of its name."""
+    from grader.grading.exercise import exercise_ids  # noqa: PLC0415 - plots stay importable alone
+
+    try:
+        known = exercise_ids()
+    except OSError:
+        known = []
+    if exercise_id in known:
+        return PALETTE[known.index(exercise_id) % len(PALETTE)]
+    return PALETTE[int.from_bytes(exercise_id.encode("utf-8")[:8].ljust(8, b"\0"), "big") % len(PALETTE)]
+
+
 def score_distribution(percentages: dict[str, Sequence[float]]) -> str:
-    """Histogram of scores (percent of the maximum), stacked by exercise."""
+    """Histogram of scores (percent of the maximum), stacked by exercise, each in its
+    ``exercise_colour``; the stack order is by exercise id."""
+    return _data_uri(score_distribution_figure(percentages))
+
+
+def score_distribution_figure(percentages: dict[str, Sequence[float]]):
+    """The figure of ``score_distribution`` (tests read its colours)."""
     fig, ax = plt.subplots(figsize=(6.4, 2.6))
     bins = np.linspace(0, 100, 11)
-    labels = list(percentages)
-    ax.hist([list(percentages[k]) for k in labels], bins=bins, stacked=True, label=labels, edgecolor="white")
+    labels = sorted(percentages)
+    ax.hist([list(percentages[k]) for k in labels], bins=bins, stacked=True, label=labels, edgecolor="white",
+            color=[exercise_colour(k) for k in labels])
     ax.set_xlabel("score (% of maximum)")
     ax.set_ylabel("submissions")
     ax.set_xlim(0, 100)
     ax.yaxis.get_major_locator().set_params(integer=True)
     if len(labels) > 1:
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _data_uri(fig)
+    return fig
 
 
 def pass_rates(title: str, rates: Sequence[tuple[str, float]]) -> str:
