@@ -152,3 +152,17 @@ def test_a_syntax_error_shows_the_line_a_caret_and_the_message_once(tmp_path, mo
     assert lines[at + 1].strip() == "return (query @ args[0]"
     assert lines[at + 2].index("^") == lines[at + 1].index("(")  # under the unclosed parenthesis
     assert r.output.count("was never closed") == 1 and "Not run" not in r.output
+
+
+def test_the_readme_first_command_sample_prints_no_warning(tmp_path):
+    """The set-up command grades this sample; a RuntimeWarning in its captured output is the first
+    thing a new user reads."""
+    import re
+
+    from grader.grading.exercise import get_exercise
+    from grader.grading.grade import grade_submission
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (sample,) = re.findall(r"grade submit softmax (submissions/samples/softmax/\S+\.py)", readme.split("```")[1])
+    card = grade_submission(get_exercise("softmax"), ROOT / sample, sandbox="process", seed=7)
+    assert card.all_passed and card.output["text"] == "", card.output["text"]
