@@ -165,11 +165,11 @@ def list_cmd() -> None:
 @click.argument("exercise_id", metavar="ID")
 @_track_option()
 def show(exercise_id: str, track: str | None) -> None:
-    """Print the statement (spec.md) of exercise ID; it has a section per track.
+    """Print the statement of exercise ID in --track (spec.md, or the track's own spec_<track>.md).
     Exit code 0, or 2 for an unknown ID or track."""
     ex = _load(exercise_id, track)
     click.echo(f"# {ex.title}  [track: {ex.track}; tracks: {', '.join(ex.tracks)}]\n")
-    if not ex.is_default_track:
+    if not ex.has_track_spec:  # no spec_<track>.md: the default track's text, with what differs at its end
         click.echo(f"> You are on the {ex.track} track. The statement below is written for the "
                    f"{ex.framework} track; the section on tracks at its end says what differs in "
                    f"the {ex.track} track (inputs, outputs, what is forbidden, what is graded).\n")
