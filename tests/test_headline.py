@@ -93,6 +93,13 @@ def test_the_section_is_in_the_schema_and_version_1_cards_are_still_read():
         validate(doc)
 
 
+def test_a_grader_fault_is_no_mistake_of_the_candidate():
+    checks = [_check(i, verdict="skipped", message="Not graded: the sandbox could not start") for i in "ab"]
+    card = _card(checks, status="infrastructure_error", status_message="the sandbox could not start")
+    assert card.mistakes == () and card.candidate_view().mistakes == ()
+    assert _card(checks, status="crashed", status_message="it crashed").mistakes[0]["message"] == "it crashed"
+
+
 def _rendered(card, **kwargs) -> str:
     console = Console(record=True, width=200)
     render_scorecard(card, console, **kwargs)

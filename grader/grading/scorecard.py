@@ -113,7 +113,9 @@ class Scorecard:
     mistakes: tuple | None = None
 
     def __post_init__(self) -> None:
-        if self.mistakes is None:
+        if self.status == Status.INFRASTRUCTURE_ERROR:  # the grader's fault: no mistake of the candidate's
+            object.__setattr__(self, "mistakes", ())
+        elif self.mistakes is None:
             object.__setattr__(self, "mistakes", mistakes_of(self.checks, self.status_message))
         else:
             object.__setattr__(self, "mistakes", tuple(self.mistakes))
