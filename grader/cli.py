@@ -165,11 +165,11 @@ def list_cmd() -> None:
 @click.argument("exercise_id", metavar="ID")
 @_track_option()
 def show(exercise_id: str, track: str | None) -> None:
-    """Print the statement (spec.md) of exercise ID; it has a section per track.
+    """Print the statement of exercise ID in --track (spec.md, or the track's own spec_<track>.md).
     Exit code 0, or 2 for an unknown ID or track."""
     ex = _load(exercise_id, track)
     click.echo(f"# {ex.title}  [track: {ex.track}; tracks: {', '.join(ex.tracks)}]\n")
-    if not ex.is_default_track:
+    if not ex.has_track_spec:  # no spec_<track>.md: the default track's text, with what differs at its end
         click.echo(f"> You are on the {ex.track} track. The statement below is written for the "
                    f"{ex.framework} track; the section on tracks at its end says what differs in "
                    f"the {ex.track} track (inputs, outputs, what is forbidden, what is graded).\n")
@@ -203,7 +203,8 @@ def init(exercise_id: str, directory: Path, track: str | None) -> None:
 @click.argument("exercise_id", metavar="ID")
 @click.argument("file", type=click.Path(path_type=Path))
 @click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="Write the JSON scorecard here (default: scorecards/<ID>-<file stem>.json).")
+              help="Write the JSON scorecard here (default: scorecards/<ID>-<file stem>.json; with "
+                   "--server, scorecards/<ID>-<file stem>.server.json).")
 @click.option("--json", "as_json", is_flag=True, help="Print the JSON scorecard instead of the table.")
 @click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True,
               help="Where the submission runs: docker when ready (auto), or a local rlimited process.")
@@ -212,6 +213,8 @@ def init(exercise_id: str, directory: Path, track: str | None) -> None:
 @click.option("--view", type=click.Choice(["candidate", "interviewer"]), default="candidate", show_default=True,
               help="candidate hides the inputs and numbers of hidden cases; interviewer shows all.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress lines on stderr.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Print each check's own message and numbers, not only one line per mistake.")
 @click.option("--format", "fmt", type=click.Choice(["gradescope", "junit", "csv", "json"]), default=None,
               help="Also export the result: Gradescope results.json, JUnit XML, CSV, or the scorecard JSON.")
 @click.option("--export", "export", type=click.Path(dir_okay=False, path_type=Path), default=None,
@@ -224,8 +227,11 @@ def init(exercise_id: str, directory: Path, track: str | None) -> None:
 def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbox: str,
            require_isolation: bool, seed: int | None, view: str, quiet: bool, fmt: str | None = None,
            export: Path | None = None, track: str | None = None, server: str | None = None,
-           token: str | None = None) -> None:
+           token: str | None = None, verbose: bool = False) -> None:
     """Grade FILE as a solution of exercise ID and write its scorecard.
+
+    The terminal leads with one line per mistake (the checks it explains, the points it cost, the
+    greatest difference), then the table of checks; --verbose adds each check's message.
 
     With --server URL --token T the file is graded by an interview-mode service instead: it is
     uploaded, the progress is shown, and the candidate view it returns is printed and written the
@@ -242,7 +248,8 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     from grader.grading.scorecard import read_scorecard  # noqa: PLC0415
 
     if server is not None:
-        _submit_remote(exercise_id, file, server=server, token=token, out=out, as_json=as_json, quiet=quiet)
+        _submit_remote(exercise_id, file, server=server, token=token, out=out, as_json=as_json, quiet=quiet,
+                       verbose=verbose)
     ex = _load(exercise_id, track)
     if not file.is_file():
         raise click.UsageError(f"submission file {file} does not exist" if not file.exists()
@@ -289,7 +296,7 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     if as_json:
         click.echo(json.dumps(shown.to_json(), indent=2))
     else:
-        render_scorecard(shown, _console())
+        render_scorecard(shown, _console(), verbose=verbose)
         err.print(f"[dim]scorecard written to {out}[/dim]")
     if infra:
         err.print(f"infrastructure error (not the candidate's fault): {card.status_message}", markup=False)
@@ -297,8 +304,14 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
     sys.exit(EXIT_ALL_PASSED if card.all_passed else EXIT_FAILURES)
 
 
+def remote_scorecard_path(exercise_id: str, file: Path) -> Path:
+    """Where ``grade submit --server`` writes the service's card by default: beside, not over, the
+    practice run's ``scorecards/<ID>-<stem>.json``."""
+    return Path("scorecards") / f"{exercise_id}-{file.stem}.server.json"
+
+
 def _submit_remote(exercise_id: str, file: Path, *, server: str, token: str | None, out: Path | None,
-                   as_json: bool, quiet: bool) -> None:
+                   as_json: bool, quiet: bool, verbose: bool = False) -> None:
     """``grade submit --server``: upload, wait, print the candidate view; exits with submit's codes."""
     from grader.grading.render import render_scorecard  # noqa: PLC0415
     from grader.grading.scorecard import Scorecard, write_scorecard  # noqa: PLC0415
@@ -324,7 +337,8 @@ def _submit_remote(exercise_id: str, file: Path, *, server: str, token: str | No
                   f"{result.id}", markup=False)
         sys.exit(EXIT_INFRASTRUCTURE)
     card = Scorecard.from_json(result.scorecard)
-    out = out or Path("scorecards") / f"{exercise_id}-{file.stem}.json"
+    # Its own file: the service's candidate view never overwrites a practice run's card of the same file.
+    out = out or remote_scorecard_path(exercise_id, file)
     try:
         write_scorecard(card, out)
     except OSError as exc:
@@ -333,7 +347,7 @@ def _submit_remote(exercise_id: str, file: Path, *, server: str, token: str | No
     if as_json:
         click.echo(json.dumps(card.to_json(), indent=2))
     else:
-        render_scorecard(card, _console())
+        render_scorecard(card, _console(), verbose=verbose)
         err.print(f"[dim]scorecard written to {out}[/dim]")
     if card.status == Status.INFRASTRUCTURE_ERROR:
         sys.exit(EXIT_INFRASTRUCTURE)
@@ -468,8 +482,9 @@ def sandbox_status(as_json: bool) -> None:
 def _load_cards(paths):
     from grader.cohort.review import CardsUnreadable, load  # noqa: PLC0415
 
+    err = _console(err=True)
     try:
-        return load(paths)
+        return load(paths, on_skip=lambda note: err.print(f"note: {note}", markup=False))
     except CardsUnreadable as exc:  # one line naming the file and its first problem
         _fail(str(exc))
 
@@ -623,11 +638,14 @@ def review_cmd(scorecards: tuple[Path, ...], failed_only: bool, exercise_id: str
 def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
     """Write one self-contained HTML report (cohort summary, every check, heatmaps, probe plots).
 
-    Each CARD is a scorecard, a folder of them or a `--format json` export. Exit code 0, or 2 (a CARD
-    that is no scorecard, an OUTPUT that cannot be written; nothing is written then).
+    Each CARD is a scorecard, a folder of them or a `--format json` export (a batch's batch.json among
+    them is skipped with a note). Exit code 0, or 2 (a CARD that is no scorecard, an OUTPUT that
+    cannot be written or whose folder does not exist; nothing is written then).
     """
     from grader.cohort.report import write_report  # noqa: PLC0415
 
+    if not output.absolute().parent.is_dir():  # a mistyped folder is an error, never made for it
+        _fail(f"cannot write the report to {output}: the folder {output.parent} does not exist")
     output = _writable_file(output, "report")
     cards = _load_cards(scorecards)
     try:

@@ -298,7 +298,8 @@ def test_ctrl_c_to_the_process_group_exits_130_quickly_with_a_summary(tmp_path):
     root = tmp_path / "cohort"
     root.mkdir()
     (root / "a_fast.py").write_bytes(SOFTMAX)
-    for name in ("slow1", "slow2", "slow3"):
+    slow = [f"slow{i}" for i in range(1, 7)]  # queued ones too: their futures once raised in the pool's thread
+    for name in slow:
         (root / f"{name}.py").write_text("import time\ntime.sleep(300)\n")
     out = tmp_path / "out"
     proc = subprocess.Popen([sys.executable, "-m", "grader.cli", "batch", str(root), "--exercise", "softmax",
@@ -316,10 +317,18 @@ def test_ctrl_c_to_the_process_group_exits_130_quickly_with_a_summary(tmp_path):
     assert proc.returncode == 130, (stdout + stderr).decode()
     assert took < 15, f"took {took:.1f} s to stop"
     text = stderr.decode()
-    assert "Traceback" not in text and "Aborted" not in text
+    assert "Traceback" not in text and "Aborted" not in text and "Exception in thread" not in text, text
+    assert "InvalidStateError" not in text
     rows = list(csv.DictReader((out / "summary.csv").open()))
     assert [r["candidate"] for r in rows] == ["a_fast"]
-    assert not any((out / "softmax" / f"{n}.json").exists() for n in ("slow1", "slow2", "slow3"))
+    assert not any((out / "softmax" / f"{n}.json").exists() for n in slow)
+    for name in slow:  # resume: the finished card is kept, not graded again
+        (root / f"{name}.py").unlink()
+    again = subprocess.run([sys.executable, "-m", "grader.cli", "batch", str(root), "--exercise", "softmax",
+                            "--out", str(out), "--sandbox", "process", "--jobs", "2", "-q"],
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "0 graded now, 1 already graded" in again.stdout + again.stderr
 
 
 @pytest.mark.parametrize("prefix", [b"\xef\xbb\xbf", b"# -*- coding: latin-1 -*-\n# \xe9\n"])
@@ -338,3 +347,25 @@ def test_bad_option_values_of_the_other_verbs(argv, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert_one_line_error(run(*argv), 2)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_report_into_a_folder_that_does_not_exist_is_an_error_and_makes_no_folder(tmp_path, good_card):
+    _, out, _ = good_card
+    target = tmp_path / "nonexistent" / "dir" / "r.html"
+    assert_one_line_error(run("report", out, "-o", target), 2, "does not exist")
+    assert not (tmp_path / "nonexistent").exists()
+
+
+def test_report_of_a_batch_folders_json_files_skips_batch_json_with_a_note(tmp_path, good_card):
+    """`grade report DIR/*.json` on a batch folder names its batch.json too (the seed record)."""
+    _, out, _ = good_card
+    folder = tmp_path / "batch"
+    folder.mkdir()
+    shutil.copyfile(out, folder / "alice.json")
+    (folder / "batch.json").write_text(json.dumps({"seed": 12345, "version": 1}))
+    result = run("report", *sorted(folder.glob("*.json")), "-o", tmp_path / "r.html")
+    assert result.exit_code == 0, result.output
+    assert f"note: skipped {folder / 'batch.json'}" in result.stderr and "alice" in (tmp_path / "r.html").read_text()
+    (folder / "other.json").write_text(json.dumps({"seed": 1}))  # any other non-scorecard is still an error
+    assert_one_line_error(run("report", folder / "alice.json", folder / "other.json", "-o", tmp_path / "r.html"),
+                          2, "other.json")

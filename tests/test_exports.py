@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import xml.etree.ElementTree as ET
 
 import jsonschema
 import pytest
@@ -86,8 +87,33 @@ def test_csv_export(cards):
     assert rows == [{"candidate": "bob", "exercise": "softmax", "status": "graded",
                      "score": f"{cards['bug_inplace'].score:g}", "max_score": f"{cards['bug_inplace'].max_score:g}",
                      "failed_checks": ";".join(c.id for c in cards["bug_inplace"].checks if c.verdict != "passed"),
+                     "mistakes": ";".join(m["name"] or m["message"] for m in cards["bug_inplace"].mistakes),
                      "scorecard": ""}]
+    assert rows[0]["mistakes"]
     assert "input_unchanged" in rows[0]["failed_checks"].split(";")
+
+
+def test_submit_format_csv_fills_the_scorecard_column_and_leads_with_mistakes(tmp_path):
+    sample = SAMPLES / "softmax" / "bug_default_axis0.py"
+    card, export = tmp_path / "card.json", tmp_path / "r.csv"
+    result = CliRunner().invoke(main, ["submit", "softmax", str(sample), "--sandbox", "process", "-q", "--out",
+                                       str(card), "--format", "csv", "--export", str(export)])
+    assert result.exit_code == 1, result.output
+    (row,) = csv.DictReader(io.StringIO(export.read_text()))
+    assert row["scorecard"] == str(card) and json.loads(card.read_text())["mistakes"]
+    assert row["mistakes"] == ";".join(m["name"] or m["message"] for m in json.loads(card.read_text())["mistakes"])
+
+
+def test_junit_and_gradescope_lead_with_the_mistakes(cards):
+    card = cards["bug_inplace"]
+    assert card.mistakes
+    suite = ET.fromstring(to_junit([("bob", card)])).find("testsuite")
+    props = [p.get("value") for p in suite.find("properties") if p.get("name") == "mistake"]
+    assert len(props) == len(card.mistakes) and all(c in props[0] for c in card.mistakes[0]["checks"])
+    assert suite.find("system-err").text.startswith(card.mistakes[0]["message"].splitlines()[0])
+    summary = to_gradescope(card)["output"]
+    public = card.candidate_view().mistakes
+    assert summary.splitlines()[1] == "Mistakes:" and public[0]["message"].splitlines()[0] in summary.splitlines()[2]
 
 
 def test_submit_format_gradescope_and_junit(tmp_path):
@@ -103,3 +129,14 @@ def test_submit_format_gradescope_and_junit(tmp_path):
                                   str(tmp_path / "junit.xml")])
     assert result.exit_code == 1
     assert list(junitparser.JUnitXml.fromfile(str(tmp_path / "junit.xml")))[0].failures == 1
+
+
+def test_readme_and_help_name_the_same_default_export_files():
+    """The README's `grade submit` row and `--export`'s help both name DEFAULT_EXPORT_NAMES."""
+    from grader.cohort.exports import DEFAULT_EXPORT_NAMES
+
+    readme = (project_root() / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `grade submit ID FILE`"))
+    help_text = " ".join(CliRunner().invoke(main, ["submit", "-h"]).output.split())
+    for name in DEFAULT_EXPORT_NAMES.values():
+        assert f"`{name}`" in row and name in help_text, name

@@ -146,3 +146,116 @@ def test_check_numbers_are_rows_of_a_small_table_not_raw_json():
                         "sizes": [16, 32, 64]})
     assert rows == [("cases", "3"), ("output.tolerance.rtol", "1.3e-06"), ("output.tolerance.atol", "1e-05"),
                     ("output.max_abs_diff", "6.958e-08"), ("sizes", "16, 32, 64")]
+
+
+def test_each_submission_leads_with_its_mistakes_and_hides_passed_numbers(cards):
+    html = render_report(list(cards.items()))
+    ann = html[html.index(">ann <"):]
+    ann = ann[:ann.index('class="submission"')] if 'class="submission"' in ann else ann
+    (mistake,) = [m for m in cards["ann"].mistakes if m["name"] == "unscaled"] or cards["ann"].mistakes[:1]
+    first = mistake["message"].splitlines()[0]
+    assert ann.index(first) < ann.index('<table class="checks">')      # the headline before the table
+    # said once as the headline, else only inside each check's detail toggle
+    assert ann.count(first) > 1 + 1                                  # (each check's detail has it)
+    outside = re.sub(r"<details.*?</details>", "", ann, flags=re.S)
+    assert outside.count(first) == 1
+    assert outside.count(first) == 1
+    # numbers (passed checks' too) only when asked: every numbers table sits inside a detail toggle
+    assert 'class="nums"' in html and 'class="nums"' not in re.sub(r"<details.*?</details>", "", html, flags=re.S)
+
+
+def test_candidate_totals_across_exercises(cards):
+    from grader.cohort.report import candidate_totals
+
+    pairs = [("ann", cards["ann"]), ("ann", cards["cat"]), ("ben", cards["ben"])]
+    totals = {t["label"]: t for t in candidate_totals(pairs)}
+    assert totals["ann"]["score"] == cards["ann"].score + cards["cat"].score
+    assert totals["ann"]["max_score"] == cards["ann"].max_score + cards["cat"].max_score
+    assert [e["id"] for e in totals["ann"]["exercises"]] == ["attention_scores", "softmax"]
+    html = render_report(pairs)
+    assert 'id="candidate-totals"' in html
+    assert f'{totals["ann"]["score"]:g} / {totals["ann"]["max_score"]:g}' in html
+
+
+def test_a_nan_result_is_drawn_black_and_counted_never_a_white_max_0():
+    """The issue's case: a result with NaN rows (fully masked rows) read as a pass: NaN cells are drawn
+    transparent by matplotlib, and nanmax over the rest said "difference (max 0)"."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import NOT_FINITE, heatmap, heatmap_figure
+
+    ref = [[0.5, 0.5], [0.25, 0.75], [1.0, 0.0]]
+    cand = [[0.5, 0.5], [None, None], [float("nan"), 0.0]]  # null: a NaN as the scorecard stores it
+    fig = heatmap_figure(cand, ref)
+    try:
+        cand_ax, _, diff_ax = fig.axes
+        assert diff_ax.get_title() == "difference: 3 of 6 not finite, max 0 elsewhere"
+        assert "not finite" in cand_ax.get_title()
+        black = mcolors.to_rgba(NOT_FINITE)
+        for ax in (cand_ax, diff_ax):
+            image = ax.get_images()[0]
+            rgba = image.to_rgba(image.get_array())
+            assert tuple(rgba[1, 0]) == black and tuple(rgba[2, 0]) == black
+            assert tuple(rgba[0, 0]) != black
+    finally:
+        plt.close(fig)
+    fig = heatmap_figure(ref, ref)
+    try:
+        assert fig.axes[2].get_title() == "difference (max 0)"  # a real pass still reads as one
+    finally:
+        plt.close(fig)
+    assert heatmap(cand, ref).startswith("data:image/png;base64,")
+
+
+@pytest.mark.parametrize("sizes", [[8, 16, 32, 64], [64, 128, 256, 512, 1024], [16, 24, 32, 48, 64, 96, 128, 192, 256]])
+def test_loglog_tick_labels_never_overlap(sizes):
+    """Within a decade matplotlib labels every minor tick of a log axis ("2x10^1 3x10^1 ..."): the
+    labels ran into each other. Every drawn label's box is apart from its neighbours'."""
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import loglog_figure
+
+    found = {"name": "flops", "x": "seq_len", "sizes": sizes,
+             "series": {"candidate": [3.0 * s ** 2 for s in sizes], "reference": [2.0 * s ** 1.5 for s in sizes]}}
+    fig = loglog_figure(found, "flops vs seq_len")
+    try:
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        for axis in (fig.axes[0].xaxis, fig.axes[0].yaxis):
+            labels = [t for t in axis.get_ticklabels(which="both") if t.get_visible() and t.get_text()]
+            assert len(labels) >= 2
+            boxes = sorted((t.get_window_extent(renderer) for t in labels),
+                           key=lambda b: b.x0 if axis is fig.axes[0].xaxis else b.y0)
+            for a, b in zip(boxes, boxes[1:]):
+                assert not a.overlaps(b), (axis.axis_name, [t.get_text() for t in labels])
+        assert [t.get_text() for t in fig.axes[0].xaxis.get_ticklabels()][-1] == f"{sizes[-1]:g}"
+    finally:
+        plt.close(fig)
+
+
+def test_an_exercise_has_one_colour_on_every_page():
+    """The cohort page and the report both draw score_distribution, from dicts in different orders
+    (the page's table order, the report's sorted ids): each exercise's bars keep their colour."""
+    import matplotlib.colors as mcolors
+    import matplotlib.pyplot as plt
+
+    from grader.cohort.plots import exercise_colour, score_distribution_figure
+
+    def colours(percentages):
+        fig = score_distribution_figure(percentages)
+        try:
+            legend = fig.axes[0].get_legend()
+            if legend is None:  # one exercise: no legend, one container
+                (bars,) = fig.axes[0].containers
+                return {next(iter(percentages)): mcolors.to_hex(bars.patches[0].get_facecolor())}
+            return {t.get_text(): mcolors.to_hex(h.get_facecolor())
+                    for t, h in zip(legend.get_texts(), legend.legend_handles)}
+        finally:
+            plt.close(fig)
+
+    a = colours({"softmax": [100, 50], "mha": [20], "rope": [80]})
+    b = colours({"rope": [10], "mha": [90, 95], "softmax": [0]})
+    assert a == b == {k: exercise_colour(k) for k in ("mha", "rope", "softmax")}
+    assert len(set(a.values())) == 3
+    assert colours({"mha": [50]}) == {"mha": exercise_colour("mha")}

@@ -78,6 +78,36 @@ def test_serve_refuses_to_start_without_the_interviewer_token(monkeypatch):
     assert "GRADER_INTERVIEWER_TOKEN" in result.output and "Traceback" not in result.output
 
 
+def test_answers_carry_no_stray_nulls_and_the_cohort_table_counts_every_attempt(server, graded):
+    i = auth(INTERVIEWER_TOKEN)
+    cohort = post(f"{server.url}/api/cohorts", headers=i, json={"name": "nulls", "exercises": ["softmax"]}).json()
+    assert set(cohort) == {"id", "name", "exercises"}                  # no "token": null
+    cand = post(f"{server.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Ada"}).json()
+    assert set(cand) == {"id", "name", "token"} and cand["token"]      # no "exercises": null
+    first = upload(server, cand["token"], BROKEN).json()["id"]
+    wait_final(server.url, cand["token"], first)
+    second = upload(server, cand["token"]).json()["id"]
+    wait_final(server.url, cand["token"], second)
+    (table,) = get(f"{server.url}/api/cohorts/{cohort['id']}/summary", headers=i).json()["tables"]
+    (row,) = table["rows"]
+    assert row["submission_id"] == second and row["attempts"] == 2     # the latest shown, both counted
+    page = get(f"{server.url}/interviewer/cohorts/{cohort['id']}", headers=i).text
+    assert "latest graded attempt" in page and '<td class="attempts">2</td>' in page
+
+
+def test_exercise_page_renders_the_statement_and_an_empty_upload_gets_the_form_back(server):
+    a = server.people["a"]["token"]
+    page = get(f"{server.url}/candidate/exercises/mha", headers=auth(a))
+    assert page.status_code == 200
+    assert "<h2>Contract</h2>" in page.text and "## Contract" not in page.text  # Markdown rendered
+    assert '<code class="language-python"><span style="color' in page.text    # code highlighted
+    # An empty file (Bearer auth: an API client's form post, no cookie to forge)
+    r = post(f"{server.url}/candidate/submit", headers=auth(a), data={"exercise": "mha", "source": ""},
+             follow_redirects=False)
+    assert r.status_code == 422 and r.headers["content-type"].startswith("text/html")
+    assert 'id="upload-error"' in r.text and "the file is empty" in r.text and 'id="upload"' in r.text
+
+
 def test_contract_upload_poll_candidate_and_interviewer_views(server, graded):
     a = server.people["a"]["token"]
     assert get(server.url + "/healthz").status_code == 200
@@ -253,6 +283,10 @@ def test_exports_are_downloads_and_neutralise_spreadsheet_formulas(server, grade
     cells = [v for row in rows for v in row.values()]
     assert all(not c.startswith(("=", "+", "@", "-")) for c in cells)
     assert any(c.startswith("'=") or c.startswith("'<") or c.startswith("<script>") for c in cells)
+    # the scorecard column says where each card is read (it was empty)
+    assert rows and all(re.fullmatch(r"/api/submissions/[1-9][0-9]*", row["scorecard"]) for row in rows)
+    card = get(server.url + rows[0]["scorecard"] + "?view=interviewer", headers=auth(INTERVIEWER_TOKEN))
+    assert card.status_code == 200 and card.json()["scorecard"]["status"] == rows[0]["status"]
     for fmt in ("junit", "json", "gradescope"):
         r = get(f"{server.url}/api/cohorts/{server.cohort['id']}/export/{fmt}", headers=auth(INTERVIEWER_TOKEN))
         assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
@@ -361,7 +395,9 @@ def test_client_cli_prints_the_table_with_local_exit_codes(server, tmp_path, mon
     r = CliRunner().invoke(main, ["submit", "softmax", str(good), "--server", server.url, "--token", token])
     assert r.exit_code == 0, r.output
     assert "16 / 16" in r.output and "values_1d" in r.output and "graded" in r.output
-    assert json.loads((tmp_path / "scorecards/softmax-good.json").read_text())["view"] == "candidate"
+    # its own file, beside (never over) a practice run's scorecards/softmax-good.json
+    assert json.loads((tmp_path / "scorecards/softmax-good.server.json").read_text())["view"] == "candidate"
+    assert not (tmp_path / "scorecards/softmax-good.json").exists()
     r = CliRunner().invoke(main, ["submit", "softmax", str(bad), "--server", server.url], env={"GRADER_TOKEN": token})
     assert r.exit_code == 1
     r = CliRunner().invoke(main, ["submit", "softmax", str(good), "--server", server.url, "--token", "nope"])

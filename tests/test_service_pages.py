@@ -16,6 +16,7 @@ from service_helpers import INTERVIEWER_TOKEN, get, post, LiveServer, auth
 pytestmark = [pytest.mark.service, pytest.mark.browser, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = ROOT / "submissions/samples/softmax/correct_logsumexp.py"
+WRONG = ROOT / "submissions/samples/softmax/bug_inplace.py"
 
 
 @pytest.fixture
@@ -78,15 +79,39 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         assert browser.find_element(By.ID, "score").text == "16/16"
         assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "candidate"
         assert "seed" not in browser.find_element(By.CSS_SELECTOR, ".scorecard").text
+        assert not browser.find_elements(By.CSS_SELECTOR, "li.mistake")  # all passed: no headline
+
+        # a wrong file: its one mistake is one headline above the table, the page never scrolls sideways
+        browser.get(live.url + "/candidate")
+        browser.find_element(By.CSS_SELECTOR, "a.exercise").click()
+        browser.find_element(By.ID, "file").send_keys(str(WRONG))
+        browser.find_element(By.ID, "submit").click()
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            browser.refresh()
+            if browser.find_element(By.ID, "sub-status").text == "graded":
+                break
+            time.sleep(1)
+        headlines = browser.find_elements(By.CSS_SELECTOR, "li.mistake pre.headline")
+        assert headlines and all(h.is_displayed() for h in headlines)
+        page = browser.find_element(By.CSS_SELECTOR, ".scorecard").text
+        assert page.count(headlines[0].text.splitlines()[0]) == 1      # said once; per-check detail folded
+        assert browser.execute_script("return document.documentElement.scrollWidth <= "
+                                      "document.documentElement.clientWidth + 1")
+        message_col = browser.find_element(By.CSS_SELECTOR, "table.checks th.msg")
+        assert message_col.size["width"] >= 0.45 * browser.find_element(By.CSS_SELECTOR, "table.checks").size["width"]
 
         _login(browser, live.url, INTERVIEWER_TOKEN, "/interviewer")
         browser.find_element(By.CSS_SELECTOR, "a.cohort").click()
         table = browser.find_element(By.CSS_SELECTOR, "table.cohort-table")
-        assert "Grace" in table.text and "16/16" in table.text
+        assert "Grace" in table.text and "15/16" in table.text   # the latest attempt (the wrong file)...
+        assert table.find_element(By.CSS_SELECTOR, "td.attempts").text == "2"  # ...of two
         assert browser.find_element(By.CSS_SELECTOR, "img[alt='score distribution']")
         browser.find_element(By.CSS_SELECTOR, "table.cohort-table a.submission").click()
         assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "interviewer"
         assert "def softmax" in browser.find_element(By.ID, "source-text").text
+        assert not any(n.is_displayed() for n in browser.find_elements(By.CSS_SELECTOR, "table.nums th"))
+        browser.find_element(By.CSS_SELECTOR, "details.check-detail summary").click()  # numbers when asked
         numbers = browser.find_elements(By.CSS_SELECTOR, "table.nums th")
         assert any(n.text == "output.tolerance.rtol" for n in numbers)  # numbers as a table, not raw JSON
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from click.testing import CliRunner
 
 from grader.cli import main
 from grader.cohort.batch import BatchItem, discover, is_current
-from grader.grading.exercise import (SCHEMA_DIR, ExerciseInvalid, UnknownExercise, UnknownTrack, get_exercise,
+from grader.grading.exercise import (SCHEMA_DIR, ExerciseInvalid, exercise_ids, UnknownExercise, UnknownTrack, get_exercise,
                                      imported_track, load_exercise, track_for_file)
 
 from tests.conftest import verdicts
@@ -438,3 +439,29 @@ def test_track_for_source_reads_uploads():
     assert track_for_source("softmax", b"\xff\xfe not utf-8") is None
     assert track_for_source("softmax", b"def f(:\n") is None
     assert track_for_source("softmax", b"x = 1\n") is None
+
+
+@pytest.mark.parametrize("exercise_id", exercise_ids())
+def test_every_check_of_every_track_is_named_in_the_statement(exercise_id):
+    """A candidate reads spec.md to learn what is graded: each check id (of each track) appears there
+    in backticks (mha and gqa once left out grad_edge_cases)."""
+    for track in get_exercise(exercise_id).tracks:
+        ex = get_exercise(exercise_id, track=track)
+        named = set(re.findall(r"`([A-Za-z0-9_]+)`", ex.spec_path.read_text(encoding="utf-8")))
+        assert [c.id for c in ex.checks if c.id not in named] == [], f"{exercise_id} ({track}): {ex.spec_path.name}"
+
+
+def test_show_prints_a_tracks_own_statement_where_it_has_one():
+    """The softmax torch track has spec_torch.md: `grade show --track torch` is that statement (tensors,
+    gradients), not the NumPy text under a note; a track without one keeps the note."""
+    runner = CliRunner()
+    torch_spec = runner.invoke(main, ["show", "softmax", "--track", "torch"]).output
+    assert "# softmax — a numerically stable softmax (PyTorch)" in torch_spec
+    assert "torch.Tensor" in torch_spec and "`gradients`" in torch_spec
+    assert "You are on the torch track" not in torch_spec and "NumPy only" not in torch_spec
+    assert get_exercise("softmax", track="torch").has_track_spec
+    numpy_spec = runner.invoke(main, ["show", "softmax"]).output
+    assert "(NumPy)" in numpy_spec and "You are on" not in numpy_spec
+    other = get_exercise("mha", track="numpy")
+    if not other.has_track_spec:
+        assert "You are on the numpy track" in runner.invoke(main, ["show", "mha", "--track", "numpy"]).output

@@ -276,8 +276,10 @@ class LocalExecutor(Executor):
         that finished before they stopped but were not yielded."""
         if self._pool is None:
             return []
-        for fut in self._futures:
-            fut.cancel()
+        # No Future.cancel() here: the pool's manager thread, seeing its workers gone, sets
+        # BrokenProcessPool on every pending future, and on one cancelled meanwhile that raises
+        # InvalidStateError in that thread (a traceback on Ctrl-C). A queued job never runs anyway:
+        # a stopped worker exits, and one told to stop returns None for any job (``_pool_grade``).
         processes = list((getattr(self._pool, "_processes", None) or {}).values())  # no public API lists them
         for proc in processes:
             try:

@@ -13,6 +13,10 @@ Every export derives from a scorecard; none of them grades anything.
   testcase as an ``<error type="infrastructure_error">``: CI dashboards show it as an error, not
   as a wrong answer.
 * CSV: one row per submission (``SUMMARY_COLUMNS``).
+
+Each leads with the scorecard's ``mistakes`` section (one line per mistake, ``mistake_lines``): the
+Gradescope summary, the JUnit suite's ``mistake`` properties and ``<system-err>``, the CSV's
+``mistakes`` column; the per-check detail follows as before.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from grader.judge.verdicts import Status
 
 GRADESCOPE_SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "gradescope.schema.json"
 GRADESCOPE_VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
-SUMMARY_COLUMNS = ("candidate", "exercise", "status", "score", "max_score", "failed_checks", "scorecard")
+SUMMARY_COLUMNS = ("candidate", "exercise", "status", "score", "max_score", "failed_checks", "mistakes",
+                   "scorecard")
 FORMATS = ("gradescope", "junit", "csv", "json")
 #: Where ``grade submit --format F`` writes when no ``--export`` path is given.
 DEFAULT_EXPORT_NAMES = {"gradescope": "results.json", "junit": "junit.xml", "csv": "results.csv",
@@ -45,6 +50,20 @@ _JUNIT_FAILURE = {"failed": "failure", "forbidden": "failure", "error": "error",
 def failed_checks(card: Scorecard) -> list[str]:
     """Ids of the checks that did not pass, in order."""
     return [c.id for c in card.checks if c.verdict != "passed"]
+
+
+def mistake_lines(card: Scorecard) -> list[str]:
+    """One line per entry of ``card.mistakes``: "<message first line> (<checks>; -N points)", then the
+    greatest difference on a second, indented line where the entry has one."""
+    lines = []
+    for m in card.mistakes:
+        first = (m["message"].splitlines() or [""])[0]
+        lines.append(f"{first} ({', '.join(m['checks'])}; -{m['points_lost']:g} points)")
+        for extra in m["message"].splitlines()[1:]:  # a compile error's line and caret
+            lines.append(f"  {extra}")
+        if m.get("difference"):
+            lines.append(f"  {m['difference']['text']} ({m['difference']['check']})")
+    return lines
 
 
 # -- Gradescope -------------------------------------------------------------------------------------
@@ -98,9 +117,13 @@ def to_gradescope(card: Scorecard, *, hidden_visibility: str = "after_published"
             "visibility": hidden_visibility if c.visibility == "hidden" else "visible",
         })
     # Everything a student reads comes from the candidate view (issue 20): its status, time and score
-    # are the public part's, with one bit per hidden check.
+    # are the public part's, with one bit per hidden check; its mistakes come from public checks only.
     summary = f"{shown.exercise['title']}: {shown.score:g} / {shown.max_score:g} ({shown.status})"
-    if shown.status_message:
+    mistakes = mistake_lines(shown)
+    if mistakes:
+        summary += "\nMistakes:\n" + "\n".join(f"- {line}" if not line.startswith("  ") else f"  {line}"
+                                               for line in mistakes)
+    if shown.status_message and not any(m["message"] == shown.status_message for m in shown.mistakes):
         summary += f"\n{shown.status_message}"
     if shown.status == Status.INFRASTRUCTURE_ERROR:
         summary += "\nThe grader itself failed on this submission; it was not charged to you."
@@ -141,6 +164,10 @@ def to_junit(cards: Sequence[tuple[str, Scorecard]]) -> str:
                            ("status", card.status), ("score", f"{card.score:g}"),
                            ("max_score", f"{card.max_score:g}"), ("sha256", card.submission.get("sha256") or "")):
             ET.SubElement(props, "property", name=key, value=str(value))
+        for m in card.mistakes:
+            ET.SubElement(props, "property", name="mistake",
+                          value=_clean(f"{m['name'] or (m['message'].splitlines() or [''])[0]}: "
+                                       f"{', '.join(m['checks'])} (-{m['points_lost']:g})"))
         for c in card.checks:
             case = ET.SubElement(suite, "testcase", name=c.id, classname=_clean(f"{card.exercise['id']}.{label}"),
                                  time="0")
@@ -157,6 +184,8 @@ def to_junit(cards: Sequence[tuple[str, Scorecard]]) -> str:
             node.text = _clean(c.message)
         if card.output.get("text"):
             ET.SubElement(suite, "system-out").text = _clean(card.output["text"][-4000:])
+        if card.mistakes:
+            ET.SubElement(suite, "system-err").text = _clean("\n".join(mistake_lines(card)))
         for key, value in counts.items():
             suite.set(key, str(value))
             totals[key] += value
@@ -174,7 +203,9 @@ def summary_row(candidate: str, card: Scorecard, scorecard_path: str = "") -> di
     """One ``summary.csv`` row."""
     return {"candidate": candidate, "exercise": card.exercise["id"], "status": card.status,
             "score": f"{card.score:g}", "max_score": f"{card.max_score:g}",
-            "failed_checks": ";".join(failed_checks(card)), "scorecard": scorecard_path}
+            "failed_checks": ";".join(failed_checks(card)),
+            "mistakes": ";".join(m["name"] or (m["message"].splitlines() or [""])[0] for m in card.mistakes),
+            "scorecard": scorecard_path}
 
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP "CSV Injection").

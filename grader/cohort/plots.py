@@ -20,6 +20,7 @@ import matplotlib
 
 matplotlib.use("Agg")  # before pyplot: no display, no GUI toolkit
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter  # noqa: E402
 import numpy as np  # noqa: E402
 
 plt.rcParams.update({"svg.fonttype": "none", "font.size": 9, "axes.spines.top": False,
@@ -47,19 +48,46 @@ def _data_uri(fig) -> str:
     return "data:image/svg+xml;base64," + base64.b64encode(buf.getvalue().encode("utf-8")).decode("ascii")
 
 
+#: Exercise colours (matplotlib's tab10): one per exercise, the same on every page.
+PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f",
+           "#bcbd22", "#17becf")
+
+
+def exercise_colour(exercise_id: str) -> str:
+    """The colour of an exercise in every plot (the report's and the cohort page's alike): its place
+    among the repository's exercises, by name, so it never depends on which exercises a page shows
+    or in what order; an id not in the repository gets one from a hash of its name."""
+    from grader.grading.exercise import exercise_ids  # noqa: PLC0415 - plots stay importable alone
+
+    try:
+        known = exercise_ids()
+    except OSError:
+        known = []
+    if exercise_id in known:
+        return PALETTE[known.index(exercise_id) % len(PALETTE)]
+    return PALETTE[int.from_bytes(exercise_id.encode("utf-8")[:8].ljust(8, b"\0"), "big") % len(PALETTE)]
+
+
 def score_distribution(percentages: dict[str, Sequence[float]]) -> str:
-    """Histogram of scores (percent of the maximum), stacked by exercise."""
+    """Histogram of scores (percent of the maximum), stacked by exercise, each in its
+    ``exercise_colour``; the stack order is by exercise id."""
+    return _data_uri(score_distribution_figure(percentages))
+
+
+def score_distribution_figure(percentages: dict[str, Sequence[float]]):
+    """The figure of ``score_distribution`` (tests read its colours)."""
     fig, ax = plt.subplots(figsize=(6.4, 2.6))
     bins = np.linspace(0, 100, 11)
-    labels = list(percentages)
-    ax.hist([list(percentages[k]) for k in labels], bins=bins, stacked=True, label=labels, edgecolor="white")
+    labels = sorted(percentages)
+    ax.hist([list(percentages[k]) for k in labels], bins=bins, stacked=True, label=labels, edgecolor="white",
+            color=[exercise_colour(k) for k in labels])
     ax.set_xlabel("score (% of maximum)")
     ax.set_ylabel("submissions")
     ax.set_xlim(0, 100)
     ax.yaxis.get_major_locator().set_params(integer=True)
     if len(labels) > 1:
         ax.legend(fontsize=7, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    return _data_uri(fig)
+    return fig
 
 
 def pass_rates(title: str, rates: Sequence[tuple[str, float]]) -> str:
@@ -77,22 +105,37 @@ def pass_rates(title: str, rates: Sequence[tuple[str, float]]) -> str:
     return _data_uri(fig)
 
 
-def heatmap(candidate: Sequence[Sequence[float | None]], reference: Sequence[Sequence[float | None]],
-            title: str = "") -> str:
-    """Candidate weights, reference weights (both on a 0..1 scale), and their difference (a diverging
-    scale symmetric around 0), side by side. No colorbars and no tight bounding box: this figure is
-    drawn once per heatmap and per submission, so it must be cheap."""
+#: Colour of a cell whose value is NaN or infinite (matplotlib draws those transparent: white, like a pass).
+NOT_FINITE = "#000000"
+
+
+def heatmap_figure(candidate: Sequence[Sequence[float | None]], reference: Sequence[Sequence[float | None]],
+                   title: str = ""):
+    """The figure of ``heatmap`` (tests read its panels' data and titles).
+
+    A candidate cell that is not finite (NaN, inf, or null in the scorecard) is drawn black in the
+    candidate and difference panels, and the difference panel's title counts those cells: a NaN result
+    must never read as a white panel titled "max 0".
+    """
     cand = np.array([[np.nan if v is None else v for v in row] for row in candidate], dtype=float)
     ref = np.array([[np.nan if v is None else v for v in row] for row in reference], dtype=float)
     diff = cand - ref
+    bad = int((~np.isfinite(cand)).sum())
     biggest = float(np.nanmax(np.abs(diff))) if np.isfinite(diff).any() else float("nan")
     vmax = max(DIFF_SCALE_FLOOR, biggest) if math.isfinite(biggest) else 1.0  # rounding noise stays white
+    if bad:
+        diff_title = (f"difference: {bad} of {cand.size} not finite"
+                      + (f", max {biggest:.2g} elsewhere" if math.isfinite(biggest) else ""))
+    else:
+        diff_title = f"difference (max {biggest:.2g})"
     fig, axes = plt.subplots(1, 3, figsize=(6.6, 2.3))
-    panels = ((cand, "candidate (0 to 1)", "viridis", 0.0, 1.0), (ref, "reference (0 to 1)", "viridis", 0.0, 1.0),
-              (diff, f"difference (max {biggest:.2g})", "RdBu_r", -vmax, vmax))
+    panels = ((cand, "candidate (0 to 1)" + (", black: not finite" if bad else ""), "viridis", 0.0, 1.0),
+              (ref, "reference (0 to 1)", "viridis", 0.0, 1.0),
+              (diff, diff_title, "RdBu_r", -vmax, vmax))
     for ax, (m, name, cmap, lo, hi) in zip(axes, panels):
-        ax.imshow(m, cmap=cmap, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
-        ax.set_title(name, fontsize=8)
+        colours = matplotlib.colormaps[cmap].with_extremes(bad=NOT_FINITE)
+        ax.imshow(m, cmap=colours, vmin=lo, vmax=hi, interpolation="nearest", aspect="auto")
+        ax.set_title(name, fontsize=8, color=FAIL if bad and m is not ref else "black")
         ax.set_xlabel("key", fontsize=7)
         ax.tick_params(labelsize=6)
         ax.xaxis.get_major_locator().set_params(integer=True)
@@ -101,7 +144,16 @@ def heatmap(candidate: Sequence[Sequence[float | None]], reference: Sequence[Seq
     if title:
         fig.suptitle(title, fontsize=8, x=0.01, ha="left")
     fig.subplots_adjust(left=0.06, right=0.99, bottom=0.17, top=0.86, wspace=0.25)
-    return _png_uri(fig, tight=False)
+    return fig
+
+
+def heatmap(candidate: Sequence[Sequence[float | None]], reference: Sequence[Sequence[float | None]],
+            title: str = "") -> str:
+    """Candidate weights, reference weights (both on a 0..1 scale), and their difference (a diverging
+    scale symmetric around 0), side by side, as a PNG data URI; non-finite cells black
+    (``heatmap_figure``). No colorbars and no tight bounding box: this figure is drawn once per
+    heatmap and per submission, so it must be cheap."""
+    return _png_uri(heatmap_figure(candidate, reference, title), tight=False)
 
 
 def _numbers(value: Any) -> list[float] | None:
@@ -137,9 +189,13 @@ def find_series(details: Any, *, path: str = "", depth: int = 3) -> list[dict]:
     return found
 
 
-def loglog(found: dict, title: str = "") -> str | None:
-    """A log-log plot of one series from ``find_series``, with each line's fitted slope; None when no
-    line has two positive points."""
+def loglog_figure(found: dict, title: str = ""):
+    """The figure of ``loglog``, or None when no line has two positive points (tests read its ticks).
+
+    The x ticks are the measured sizes themselves, labelled as plain numbers, and no minor tick is
+    labelled on either axis: within one decade matplotlib labels every minor tick of a log axis,
+    and those labels ran into each other.
+    """
     fig, ax = plt.subplots(figsize=(4.6, 3.0))
     drawn = 0
     sizes = np.asarray(found["sizes"], dtype=float)
@@ -154,12 +210,27 @@ def loglog(found: dict, title: str = "") -> str | None:
     if not drawn:
         plt.close(fig)
         return None
+    shown = sorted({float(v) for v in sizes if v > 0})
+    while len(shown) > 8:  # many sizes: every other one, the last kept
+        shown = shown[::-2][::-1]
+    ax.xaxis.set_major_locator(FixedLocator(shown))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.yaxis.set_major_locator(LogLocator(base=10, numticks=6))
+    ax.yaxis.set_minor_formatter(NullFormatter())
     ax.set_xlabel(found.get("x", "size"))
     ax.set_ylabel(found["name"])
     ax.set_title(title, loc="left", fontsize=8)
     ax.legend(fontsize=7, frameon=False)
     ax.grid(True, which="both", alpha=0.25)
-    return _data_uri(fig)
+    return fig
+
+
+def loglog(found: dict, title: str = "") -> str | None:
+    """A log-log plot of one series from ``find_series``, with each line's fitted slope, as an SVG data
+    URI; None when no line has two positive points (``loglog_figure``)."""
+    fig = loglog_figure(found, title)
+    return None if fig is None else _data_uri(fig)
 
 
 def finite(value: float) -> bool:

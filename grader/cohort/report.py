@@ -3,7 +3,9 @@
 The page (``grader/templates/report.html.j2``, Jinja2 with autoescaping: messages and captured
 output are the candidates' text) has inline CSS, no scripts and no external resources; its plots
 are SVG data URIs from ``grader.cohort.plots``. Sections: a cohort summary (score distribution, per-check
-pass rate per exercise), then every submission with every check's message and numbers, heatmaps of
+pass rate per exercise, each candidate's total across exercises), then every submission: its mistakes
+first (one line each, ``Scorecard.mistakes``), then its checks, each check's full message and numbers
+behind a toggle (passed checks show none unless opened), heatmaps of
 attention weights where the scorecard carries them (``artifacts.heatmaps``), and a log-log plot for
 every series found in a check's details (complexity probes).
 """
@@ -21,6 +23,7 @@ import jinja2
 
 from grader import __version__
 from grader.cohort import plots
+from grader.grading.render import clip
 from grader.grading.scorecard import Scorecard
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -107,7 +110,7 @@ def _submission(label: str, card: Scorecard, index: int) -> dict:
                                    for s in plots.find_series(c.details)) if p]
         checks.append({"id": c.id, "title": c.title, "category": c.category, "visibility": c.visibility,
                        "verdict": c.verdict, "points": c.points, "max_points": c.max_points,
-                       "message": c.message, "case": c.details.get("case"), "numbers": detail_rows(c.details),
+                       "message": c.message, "summary": c.summary, "case": c.details.get("case"), "numbers": detail_rows(c.details),
                        "plots": probe_plots})
     heatmaps = []
     for h in (card.artifacts or {}).get("heatmaps", []):
@@ -118,14 +121,31 @@ def _submission(label: str, card: Scorecard, index: int) -> dict:
             "percent": 100.0 * card.score / card.max_score if card.max_score else 0.0}
 
 
+def candidate_totals(cards: Sequence[tuple[str, Scorecard]]) -> list[dict]:
+    """Each candidate's total across exercises: ``{"label", "score", "max_score", "percent",
+    "exercises": [{"id", "score", "max_score"}]}``, best first. A candidate is a label (a scorecard's
+    file stem: ``grade batch`` writes ``OUT/<exercise>/<candidate>.json``; the service labels by name)."""
+    totals: dict[str, dict] = {}
+    for label, card in cards:
+        who = label
+        t = totals.setdefault(who, {"label": who, "score": 0.0, "max_score": 0.0, "exercises": []})
+        t["score"] += card.score
+        t["max_score"] += card.max_score
+        t["exercises"].append({"id": card.exercise["id"], "score": card.score, "max_score": card.max_score})
+    for t in totals.values():
+        t["percent"] = 100.0 * t["score"] / t["max_score"] if t["max_score"] else 0.0
+    return sorted(totals.values(), key=lambda t: (-t["percent"], t["label"]))
+
+
 def render_report(cards: Sequence[tuple[str, Scorecard]], *, title: str = "Attention exercises: grading report") -> str:
     """The HTML text of the report for ``(label, scorecard)`` pairs."""
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["clip"] = clip
     ordered = sorted(cards, key=lambda lc: (lc[1].exercise["id"], -lc[1].score, lc[0]))
     return env.get_template("report.html.j2").render(
         title=title, generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        grader_version=__version__, cohort=_cohort(ordered),
+        grader_version=__version__, cohort=_cohort(ordered), candidates=candidate_totals(ordered),
         submissions=[_submission(label, card, i) for i, (label, card) in enumerate(ordered)])
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from rich.console import Console
 from rich.table import Table
@@ -110,12 +110,26 @@ def _cards_in_file(path: Path) -> list[tuple[str, Scorecard]]:
         raise CardsUnreadable(f"{path}: {_first_problem(exc)}") from None
 
 
-def load(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
+#: ``grade batch``'s own record beside its scorecards (``grader.cohort.batch.BATCH_RECORD``).
+BATCH_RECORD_NAME = "batch.json"
+
+
+def _is_batch_record(path: Path) -> bool:
+    """Whether ``path`` is ``grade batch``'s ``batch.json`` (its name, and a JSON object that is no
+    scorecard): what ``DIR/*.json`` picks up beside a batch's scorecards."""
+    if path.name != BATCH_RECORD_NAME:
+        return False
+    doc = _peek(path)
+    return isinstance(doc, dict) and "checks" not in doc
+
+
+def load(paths: Sequence[Path], *, on_skip: Callable[[str], None] | None = None) -> list[tuple[str, Scorecard]]:
     """Read scorecards, labelled by file name.
 
     Each path is a scorecard file, a JSON export holding a list of scorecards (``--format json``),
     or a folder: every ``*.json`` under it that is a scorecard (``grade batch``'s output folder;
-    its exports and other JSON files are left out).
+    its exports and other JSON files are left out). A batch's ``batch.json`` named among the files
+    (``DIR/*.json``) is skipped, and ``on_skip`` is called with a one-line note saying so.
 
     Raises:
         CardsUnreadable: a path is missing, unreadable or not a scorecard, or a folder holds none
@@ -135,6 +149,9 @@ def load(paths: Sequence[Path]) -> list[tuple[str, Scorecard]]:
             if not found:
                 raise CardsUnreadable(f"{path}: no scorecard in this folder")
             cards += found
+        elif path.exists() and _is_batch_record(path):
+            if on_skip is not None:
+                on_skip(f"skipped {path}: grade batch's record of the batch (its seed), not a scorecard")
         elif path.exists():
             cards += _cards_in_file(path)
         else:

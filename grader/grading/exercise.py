@@ -128,8 +128,15 @@ class Exercise:
 
     @property
     def spec_path(self) -> Path:
-        """The candidate-facing statement."""
-        return self.folder / "spec.md"
+        """The candidate-facing statement: ``spec.md``, or in the other track ``spec_<track>.md`` where
+        the exercise has one (written for that track), else ``spec.md`` (``has_track_spec`` says which)."""
+        own = self.folder / self._tracked("spec", ".md")
+        return own if own.is_file() else self.folder / "spec.md"
+
+    @property
+    def has_track_spec(self) -> bool:
+        """Whether ``spec_path`` is written for this track (always in the default track)."""
+        return self.spec_path.name == self._tracked("spec", ".md")
 
     @property
     def stub_path(self) -> Path:

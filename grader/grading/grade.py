@@ -108,7 +108,9 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
     shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
     if withheld:
         shown += HIDDEN_OUTPUT_NOTE  # one fixed sentence: how many hidden steps printed is not shown
-    return {"text": run.output, "truncated": bool(run.output_truncated), "candidate_text": shown}
+    # the runner cuts a flood of output itself, keeping head and tail around one line (runner.ELIDED_LINE)
+    elided = "[grader: " in run.output and " bytes of output not kept]" in run.output
+    return {"text": run.output, "truncated": bool(run.output_truncated) or elided, "candidate_text": shown}
 
 
 def _compile_problem(exc: BaseException) -> str:
@@ -122,7 +124,21 @@ def _compile_problem(exc: BaseException) -> str:
                 f"({exc.msg}); {hint}")
     where = f" (line {exc.lineno})" if getattr(exc, "lineno", None) else ""
     reason = exc.msg if isinstance(exc, SyntaxError) else str(exc)
-    return f"The file does not compile: {type(exc).__name__}{where}: {reason}"
+    return f"The file does not compile: {type(exc).__name__}{where}: {reason}" + _caret(exc)
+
+
+def _caret(exc: BaseException) -> str:
+    """The offending source line and a caret under the column a ``SyntaxError`` names (as Python's own
+    traceback shows it), on two lines after a newline; "" when the error carries no line."""
+    text = getattr(exc, "text", None) if isinstance(exc, SyntaxError) else None
+    if not text or not text.strip():
+        return ""
+    line = text.rstrip("\r\n").expandtabs(4)
+    stripped = line.lstrip()
+    indent = len(line) - len(stripped)
+    offset = max(1, min(int(exc.offset or 1), len(line) + 1)) - indent
+    caret = " " * max(0, offset - 1) + "^"
+    return f"\n    {stripped[:200]}\n    {caret}"
 
 
 def _short_checks(exercise: Exercise, verdict: Verdict, why: str) -> tuple[CheckResult, ...]:

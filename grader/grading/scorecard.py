@@ -18,9 +18,12 @@ from typing import Any
 
 import jsonschema
 
+from grader.grading.headline import candidate_mistakes, first_line, mistakes_of
 from grader.judge.verdicts import Status, Verdict
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+#: Versions this grader still reads (1: written before the ``mistakes`` section; it is rebuilt from the checks).
+READABLE_VERSIONS = (1, 2)
 SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schemas" / "scorecard.schema.json"
 
 
@@ -49,6 +52,12 @@ class CheckResult:
     max_points: float
     message: str = ""
     details: dict = field(default_factory=dict)
+
+    @property
+    def summary(self) -> str:
+        """The first line of the message that is not a "Likely mistake:" hint (the card's ``mistakes``
+        section says that once): what a table of checks shows in one line."""
+        return first_line(self.message)
 
     @property
     def deducted(self) -> bool:
@@ -85,6 +94,9 @@ class Scorecard:
             public part's sandbox run alone, before any hidden input existed in a sandbox
             (``grader.grading.split``). The candidate view is built from it. None for cards that
             never ran a hidden part (a compile error, a forbidden name) and cards written before it.
+        mistakes: one entry per mistake (``grader.grading.headline.mistakes_of``): ``{"name", "message",
+            "checks", "points_lost"}`` and maybe ``difference``; built from the checks when not given
+            (grading, and cards of schema version 1).
     """
 
     exercise: dict
@@ -105,6 +117,15 @@ class Scorecard:
     schema_version: int = SCHEMA_VERSION
     artifacts: dict | None = None
     public: dict | None = None
+    mistakes: tuple | None = None
+
+    def __post_init__(self) -> None:
+        if self.status == Status.INFRASTRUCTURE_ERROR:  # the grader's fault: no mistake of the candidate's
+            object.__setattr__(self, "mistakes", ())
+        elif self.mistakes is None:
+            object.__setattr__(self, "mistakes", mistakes_of(self.checks, self.status_message))
+        else:
+            object.__setattr__(self, "mistakes", tuple(self.mistakes))
 
     @property
     def all_passed(self) -> bool:
@@ -115,6 +136,7 @@ class Scorecard:
         """The JSON document (plain dicts and lists)."""
         doc = asdict(self)
         doc["checks"] = [asdict(c) for c in self.checks]
+        doc["mistakes"] = [dict(m) for m in self.mistakes]
         for optional in ("artifacts", "public"):
             if doc.get(optional) is None:
                 doc.pop(optional, None)
@@ -130,6 +152,8 @@ class Scorecard:
         validate(doc)
         fields = dict(doc)
         fields["checks"] = tuple(CheckResult(**c) for c in doc["checks"])
+        if fields.get("schema_version", 1) < SCHEMA_VERSION:  # read as this version: the section rebuilt
+            fields["schema_version"] = SCHEMA_VERSION
         return cls(**fields)
 
     def candidate_view(self) -> "Scorecard":
@@ -185,7 +209,8 @@ class Scorecard:
             status, message, duration = self.status, self.status_message, self.duration_s
         return replace(self, checks=tuple(checks), seed=None, view="candidate", artifacts=None, output=output,
                        status=status, status_message=message, duration_s=duration, sandbox=sandbox,
-                       score=float(sum(c.points for c in checks)), public=None)
+                       score=float(sum(c.points for c in checks)), public=None,
+                       mistakes=candidate_mistakes(tuple(checks), message))
 
 
 #: The one message of every hidden check that did not pass, in the candidate view.

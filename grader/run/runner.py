@@ -505,6 +505,17 @@ def encode_step_frame(report: dict, arrays: dict[str, np.ndarray]) -> bytes:
 PRINTED_STEP_CAP = 4096
 #: What all step reports of a run keep together (bytes).
 PRINTED_TOTAL_CAP = 64 * 1024
+#: The submission's output forwarded to the host as it is printed: the first this many bytes (the
+#: import-time part first)...
+FORWARD_HEAD_BYTES = 40 * 1024
+#: ...then only the last this many are kept, and forwarded at the end after a line saying how many
+#: bytes were left out (``ELIDED_LINE``): a flood of output is cut here, in the sandbox, instead of
+#: streaming megabytes to a host that would stop the run for it.
+FORWARD_TAIL_BYTES = 16 * 1024
+#: The run's folder as output names it, whatever the backend (docker mounts the inputs at /sandbox/input).
+SANDBOX_ROOT = "/sandbox"
+#: The line between head and tail of cut output (the host reads it as ``truncated``).
+ELIDED_LINE = "\n[grader: {n} bytes of output not kept]\n"
 
 
 class OutputCapture:
@@ -523,10 +534,13 @@ class OutputCapture:
         original_stderr: a duplicate of the process's stderr, where everything is forwarded.
     """
 
-    def __init__(self, original_stderr: int):
+    def __init__(self, original_stderr: int, root: str = SANDBOX_ROOT):
         import threading  # noqa: PLC0415 - sandbox side only
 
         self._out = original_stderr
+        # The run's folder as the submission sees it (the process backend's is a host temp folder):
+        # shown as the docker sandbox's ``/sandbox``, so output never names a path of the host.
+        self._root = os.fsencode(root.rstrip("/")) if len(root.rstrip("/")) > 1 and root != SANDBOX_ROOT else b""
         self._read, write = os.pipe()
         self._write = os.dup(write)  # ours, for markers, whatever the submission does to fd 1 and 2
         os.dup2(write, 1)
@@ -540,15 +554,50 @@ class OutputCapture:
         self._count = 0
         self._total_kept = 0
         self._segment: tuple[bytes, int] | None = None
+        self._forwarded = 0
+        self._dropped = 0
+        self._tail = b""
         self._reader = threading.Thread(target=self._drain, name="grader-output", daemon=True)
         self._reader.start()
 
-    def _take(self, data: bytes) -> None:
-        if data:
+    def _forward(self, data: bytes) -> None:
+        """Forward the head of the output (``FORWARD_HEAD_BYTES``); past it keep only a tail."""
+        room = FORWARD_HEAD_BYTES - self._forwarded
+        if room > 0:
+            head, data = data[:room], data[room:]
+            self._forwarded += len(head)
             try:
-                os.write(self._out, data)
+                os.write(self._out, head)
             except OSError:
                 pass
+        if data:
+            self._dropped += len(data)
+            self._tail = (self._tail + data)[-FORWARD_TAIL_BYTES:]
+
+    def finish(self) -> None:
+        """At the end of the run: forward the kept tail of cut output after ``ELIDED_LINE``, the tail
+        starting at a line (or failing that a word) so it never opens mid-word."""
+        self.cut()
+        with self._lock:
+            if not self._dropped:
+                return
+            tail = self._tail
+            cut = tail.find(b"\n")
+            if cut < 0 or cut > 1024:
+                cut = next((i for i, b in enumerate(tail[:1024]) if b in b" \t\r"), -1)
+            if 0 <= cut < len(tail) - 1 and self._dropped > len(tail):  # its first byte was cut: start clean
+                tail = tail[cut + 1:]
+            self._tail = b""
+            try:
+                os.write(self._out, ELIDED_LINE.format(n=self._dropped - len(tail)).encode("ascii") + tail)
+            except OSError:
+                pass
+
+    def _take(self, data: bytes) -> None:
+        if data and self._root:
+            data = data.replace(self._root, SANDBOX_ROOT.encode())
+        if data:
+            self._forward(data)
             room = min(PRINTED_STEP_CAP - len(self._kept), PRINTED_TOTAL_CAP - self._total_kept)
             if room > 0:
                 self._kept += data[:room]
@@ -731,7 +780,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.stderr.flush()
     # fd 1 and fd 2 now go through a pipe that tags what is printed by step (OutputCapture); all of
     # it still reaches the original stderr, which the host captures.
-    capture = OutputCapture(os.dup(2))
+    capture = OutputCapture(os.dup(2), root=os.path.dirname(os.path.abspath(input_dir)))
     sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", buffering=0), write_through=True,
                                   encoding="utf-8", errors="replace")
 
@@ -765,6 +814,7 @@ def main(argv: list[str] | None = None) -> int:
     import_report["printed"] = capture.cut()
     sync.write("import", json.dumps(import_report).encode())
     if module is None:
+        capture.finish()
         sync.write("done", json.dumps({"forbidden_imports": attempts}).encode())
         return 0
 
@@ -785,6 +835,7 @@ def main(argv: list[str] | None = None) -> int:
             sync.wait()
 
     executor.run(emit, before)
+    capture.finish()
     sync.write("done", json.dumps({"forbidden_imports": attempts}).encode())
     return 0
 

@@ -244,7 +244,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         """Liveness: 200 while the server answers."""
         return {"ok": True}
 
-    @app.post("/api/cohorts", status_code=201, response_model=Created)
+    # exclude_none: a cohort's answer has no "token": null, a candidate's no "exercises": null
+    @app.post("/api/cohorts", status_code=201, response_model=Created, response_model_exclude_none=True)
     def create_cohort(body: CohortIn, request: Request, session: DB, who: Interviewer):
         """Create a cohort (interviewer); ``max_attempts`` uploads per candidate and exercise (default 10)."""
         form_checked(request, who)
@@ -266,7 +267,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
             raise HTTPException(404, "not found")
         return cohort
 
-    @app.post("/api/cohorts/{cohort_id}/candidates", status_code=201, response_model=Created)
+    @app.post("/api/cohorts/{cohort_id}/candidates", status_code=201, response_model=Created,
+              response_model_exclude_none=True)
     def add_candidate(cohort_id: str, body: CandidateIn, request: Request, session: DB, who: Interviewer):
         """Invite a candidate (interviewer); the token is returned this once."""
         form_checked(request, who)

@@ -26,15 +26,18 @@ from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
+from grader.grading.render import clip
 from grader.service import csrf, records
 from grader.service.db import Candidate, Cohort, Submission, as_utc
 from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
 from grader.service.records import Refused, parse_id
+from grader.service.statement import render_statement
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _ENV.globals["detail_rows"] = detail_rows
+_ENV.filters["clip"] = clip
 
 
 def _when(moment) -> str:
@@ -147,18 +150,32 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         if exercise_id not in cohort.exercises:
             raise HTTPException(404, "not found")
+        return exercise_page(session, who, exercise_id)
+
+    def exercise_page(session, who, exercise_id: str, error: str = "", code: int = 200) -> HTMLResponse:
         ex = get_exercise(exercise_id)
-        return page("exercise.html.j2", who=who, ex=ex, spec=ex.spec_path.read_text(encoding="utf-8"),
+        cohort = session.get(Cohort, who.candidate.cohort_id)
+        return page("exercise.html.j2", code, who=who, ex=ex,
+                    spec=render_statement(ex.spec_path.read_text(encoding="utf-8")),
                     stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
-                    left=records.attempts_left(session, who.candidate, cohort)[ex.id])
+                    left=records.attempts_left(session, who.candidate, cohort)[ex.id], error=error)
 
     @app.post("/candidate/submit")
     async def candidate_submit(request: Request, who: CandidateP):
         """The upload form's target: queue the file (or pasted text), then show its page (a 409
-        page when no attempt is left, 403 without the page's form token)."""
-        exercise, source, filename, token = await read_upload(request, settings)
-        with app.state.sessions() as session:
-            sub = submit(session, who, exercise, source, filename, token)
+        page when no attempt is left, 403 without the page's form token). A refused upload (empty,
+        too large, ...) shows the exercise's form again with the reason."""
+        exercise = None
+        try:
+            exercise, source, filename, token = await read_upload(request, settings)
+            with app.state.sessions() as session:
+                sub = submit(session, who, exercise, source, filename, token)
+        except HTTPException as exc:
+            with app.state.sessions() as session:
+                cohort = session.get(Cohort, who.candidate.cohort_id)
+                if exc.status_code not in (413, 422) or exercise not in cohort.exercises:
+                    raise
+                return exercise_page(session, who, exercise, error=f"Not submitted: {exc.detail}.", code=exc.status_code)
         return RedirectResponse(f"/candidate/submissions/{sub.id}", 303)
 
     @app.get("/candidate/submissions/{sub_id}", response_class=HTMLResponse)

@@ -215,9 +215,15 @@ def cohort_cards(session: Session, cohort_id: int, *, latest_only: bool = True) 
 
 def summary_json(session: Session, cohort: Cohort) -> dict:
     """The cohort table as JSON: ``grade review``'s tables (one per exercise; rows best first) over
-    each candidate's latest graded attempt, plus the queue's counts by status."""
+    each candidate's latest graded attempt (``attempts``: how many files that candidate submitted for
+    that exercise, whatever became of them), plus the queue's counts by status."""
     items = cohort_cards(session, cohort.id)
     by_card = {id(i.card): i for i in items}
+    tried: dict[tuple, int] = {}
+    for cand_id, exercise in session.execute(select(Submission.candidate_id, Submission.exercise)
+                                             .join(Candidate, Candidate.id == Submission.candidate_id)
+                                             .where(Candidate.cohort_id == cohort.id)):
+        tried[(cand_id, exercise)] = tried.get((cand_id, exercise), 0) + 1
     tables = []
     for t in review_tables([(i.label, i.card) for i in items]):
         tables.append({"exercise": t.exercise, "title": t.title, "checks": t.checks, "hidden": sorted(t.hidden),
@@ -225,6 +231,8 @@ def summary_json(session: Session, cohort: Cohort) -> dict:
                                  "candidate_id": by_card[id(r.card)].candidate.id,
                                  "submission_id": by_card[id(r.card)].submission.id,
                                  "status": r.card.status, "score": r.card.score, "max_score": r.card.max_score,
+                                 "attempts": tried.get((by_card[id(r.card)].candidate.id,
+                                                        by_card[id(r.card)].submission.exercise), 1),
                                  "verdicts": r.verdicts} for r in t.rows]})
     counts: dict[str, int] = {}
     for status in session.scalars(select(Submission.status).join(Candidate, Candidate.id == Submission.candidate_id)
@@ -273,4 +281,6 @@ def export_bytes(session: Session, cohort: Cohort, fmt: str) -> bytes:
     cards = [(i.label, i.card) for i in items]
     if fmt == "json":
         return (json.dumps([c.to_json() for _, c in cards], indent=2) + "\n").encode()
-    return export_text(fmt, cards).encode("utf-8")
+    # the CSV's scorecard column: where the interviewer reads each card (the API's JSON of that attempt)
+    paths = [f"/api/submissions/{i.submission.id}" for i in items]
+    return export_text(fmt, cards, scorecard_paths=paths).encode("utf-8")
