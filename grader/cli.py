@@ -138,10 +138,12 @@ def _track_flag(ex) -> str:
 def _track_hint(ex, file: Path) -> str | None:
     """A one-line note when ``file``'s imports name another track of ``ex`` than the one graded."""
     from grader.grading.exercise import track_for_source  # noqa: PLC0415 - fast --help
+    from grader.grading.notebook import is_notebook_name, submission_text  # noqa: PLC0415
     try:
-        imported = track_for_source(ex.id, file.read_bytes())
+        data = file.read_bytes()
     except OSError:
         return None
+    imported = track_for_source(ex.id, (submission_text(data) or "") if is_notebook_name(file.name) else data)
     if imported is None or imported == ex.track:
         return None
     return (f"{file.name} imports {imported} and is graded in the {ex.track} track; "
@@ -226,6 +228,9 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
            export: Path | None = None, track: str | None = None, server: str | None = None,
            token: str | None = None) -> None:
     """Grade FILE as a solution of exercise ID and write its scorecard.
+
+    FILE is a Python file or a Jupyter notebook (.ipynb): its code cells are graded as one file,
+    IPython magics and shell escapes removed (said in a note), messages naming cell and line.
 
     With --server URL --token T the file is graded by an interview-mode service instead: it is
     uploaded, the progress is shown, and the candidate view it returns is printed and written the

@@ -40,6 +40,15 @@ def _when(moment) -> str:
 _ENV.filters["when"] = _when
 
 
+def _shown_source(data: bytes) -> str:
+    """A submission's source for the interviewer's page: a notebook's code cells as graded (each
+    line where the grader's messages point), else the file as text."""
+    from grader.grading.notebook import looks_like_notebook, submission_text  # noqa: PLC0415
+
+    text = submission_text(data) if looks_like_notebook(data) else None
+    return text if text is not None else data.decode("utf-8", errors="replace")
+
+
 def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
@@ -178,7 +187,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         except Refused as exc:
             raise HTTPException(exc.status, str(exc)) from None
         return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
-                    source=sub.source.decode("utf-8", errors="replace"),
+                    source=_shown_source(sub.source),
                     candidate=session.get(Candidate, sub.candidate_id))
 
     @app.get("/interviewer/diff", response_class=HTMLResponse)
