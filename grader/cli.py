@@ -586,6 +586,61 @@ def _exercise_filter(exercise_id: str | None) -> None:
         _fail(f"unknown exercise {exercise_id!r} (known: {', '.join(exercise_ids())})")
 
 
+@main.command("regrade")
+@click.argument("directory", metavar="OUT", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--from", "source_root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The submissions folder (default: the one OUT/batch.json records).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=256), default=None,
+              help="Parallel sandboxes (default: the cores).")
+@click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
+@click.option("--require-isolation", is_flag=True, help="Refuse to grade without the docker sandbox.")
+@click.option("--accept", "accept_tag", metavar="TAG", default=None,
+              help="Do not grade: make the scorecards of regrade TAG stand (or 'original'), recorded in batch.json.")
+@click.option("--changed-only", is_flag=True, help="List only the submissions whose result changed.")
+def regrade_cmd(directory: Path, source_root: Path | None, jobs: int | None, sandbox: str, require_isolation: bool,
+                accept_tag: str | None, changed_only: bool) -> None:
+    """Regrade the submissions of a `grade batch` output folder OUT with the current grader, at the
+    seed OUT/batch.json records, after a fix to the grader or an exercise.
+
+    Both scorecards are kept: the new ones go to OUT/.regrades/<tag>/after/, a copy of those that
+    stood to .../before/, and the table of what changed per candidate (score, status, checks that
+    changed verdict) is printed and written to .../changes.csv. Nothing that stands changes until
+    `grade regrade OUT --accept <tag>` (or `--accept original`). Exit code 0, 2 for a usage error
+    (not a batch folder, nothing to regrade, unknown tag), 3 when the grader failed on some, 130
+    when interrupted.
+    """
+    from grader.cohort.batch import default_jobs  # noqa: PLC0415
+    from grader.cohort.regrade import RegradeRefused, accept, regrade_batch, render_changes  # noqa: PLC0415
+
+    if accept_tag is not None:
+        try:
+            written = accept(directory, accept_tag)
+        except RegradeRefused as exc:
+            _fail(str(exc))
+        click.echo(f"{accept_tag} stands in {directory}: {len(written)} scorecards replaced (the ones they replaced "
+                   f"are kept under {directory}/.regrades); summary.csv rewritten")
+        return
+    err = _console(err=True)
+    try:
+        result = regrade_batch(directory, source_root=source_root, jobs=jobs or default_jobs(), sandbox=sandbox,
+                               require_isolation=require_isolation)
+    except RegradeRefused as exc:
+        _fail(str(exc))
+    render_changes(result.changes, _console(), only_changed=changed_only)
+    for label, why in result.not_regraded:
+        err.print(f"not regraded {label}: {why}", markup=False)
+    changed = sum(1 for c in result.changes if c.changed)
+    click.echo(f"regrade {result.tag}: {len(result.changes)} submissions regraded at seed {result.seed}, "
+               f"{changed} changed; table: {result.folder / 'changes.csv'}")
+    click.echo(f"the scorecards that stood still stand; to make the new ones stand: "
+               f"grade regrade {directory} --accept {result.tag}")
+    if result.interrupted:
+        sys.exit(130)
+    if any(c.status_after == Status.INFRASTRUCTURE_ERROR for c in result.changes):
+        err.print("grader faults on some submissions (not charged): see the table", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+
+
 @main.command("review")
 @click.argument("scorecards", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--failed-only", is_flag=True, help="Only submissions and checks that did not pass.")

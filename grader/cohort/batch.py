@@ -189,12 +189,23 @@ def resolve_seed(out: Path, seed: int | None, *, force: bool = False) -> int:
     return int(seed)
 
 
-def record_seed(out: Path, seed: int) -> Path:
-    """Write ``OUT/batch.json`` holding the batch's seed (see ``resolve_seed``)."""
+def record_seed(out: Path, seed: int, root: Path | None = None, exercise: str | None = None) -> Path:
+    """Write ``OUT/batch.json`` holding the batch's seed (see ``resolve_seed``) and, when given, the
+    absolute path of the submissions folder and the ``--exercise`` of a flat folder (what ``grade
+    regrade`` reads to find the submissions again). Other keys already there (the regrades of
+    ``grader.cohort.regrade``) are kept."""
     path = Path(out) / BATCH_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"seed": int(seed), "grader_version": __version__}, indent=2) + "\n",
-                    encoding="utf-8")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    record.update({"seed": int(seed), "grader_version": __version__})
+    if root is not None:
+        record["root"] = str(Path(root).resolve())
+        record["exercise"] = exercise
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return path
 
 
@@ -464,7 +475,7 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
             executor.close()
         raise EmptyCohort(root, found)
     seed = resolve_seed(out, seed, force=force)
-    record_seed(out, seed)
+    record_seed(out, seed, root, exercise)
     outcomes: list[BatchOutcome] = []
     interrupted = False
     try:
