@@ -169,7 +169,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         subs = list(session.scalars(select(Submission).join(Candidate, Candidate.id == Submission.candidate_id)
                                     .where(Candidate.cohort_id == cohort.id).order_by(Submission.id.desc())))
         return page("cohort.html.j2", who=who, cohort=cohort, summary=summary, distribution=distribution,
-                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS))
+                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS),
+                    regrades=records.regrades.regrades_of(session, cohort.id))
 
     @app.get("/interviewer/cohorts/{cohort_id}/report", response_class=HTMLResponse)
     def interviewer_report(cohort_id: str, session: DB, who: Interviewer):
@@ -207,4 +208,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(422, "a diff compares two attempts at one exercise")
         return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b)
 
+    from grader.service import round_routes  # noqa: PLC0415 - regrades (issue 21)
+
+    round_routes.add_routes(app, page)
     _ = Anyone  # the API's dependency aliases are shared; pages use the role-specific ones
