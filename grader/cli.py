@@ -641,6 +641,52 @@ def regrade_cmd(directory: Path, source_root: Path | None, jobs: int | None, san
         sys.exit(EXIT_INFRASTRUCTURE)
 
 
+@main.command("similarity")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--exercise", "exercise_id", metavar="ID", default=None,
+              help="DIRECTORY is a flat folder of submissions of exercise ID.")
+@click.option("--against", "extra", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder of known sources to compare every submission with (repeatable).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Flag pairs at or above this score (default 0.7).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("similarity.html"),
+              show_default=True, help="The HTML page: ranked pairs and side-by-side views.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pairs as JSON instead of the table.")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True, help="Pairs listed and shown side by side.")
+def similarity_cmd(directory: Path, exercise_id: str | None, extra: tuple[Path, ...], threshold: float | None,
+                   output: Path, as_json: bool, top: int) -> None:
+    """Rank the pairs of submissions under DIRECTORY (grade batch's layouts) that share the most code,
+    with each other and with the sources a candidate can find (references, samples, the bank of
+    mistakes, --against folders); names, comments, docstrings and layout are normalised and the stub
+    never counts. A flag for a person to read, never a verdict. Exit code 0, or 2 for a usage error.
+    """
+    from grader.cohort.similarity import DISCLAIMER, THRESHOLD, render_html, similarity_of_folder  # noqa: PLC0415
+
+    if exercise_id is not None:
+        _load(exercise_id)
+    output = _writable_file(output, "similarity page")
+    threshold = THRESHOLD if threshold is None else threshold
+    pairs = similarity_of_folder(directory, exercise=exercise_id, extra=extra, threshold=threshold)
+    if not pairs:
+        _fail(f"nothing to compare in {directory} (layouts: DIR/<candidate>/<exercise>.py, DIR/<exercise>/<candidate>.py, "
+              f"or a flat folder with --exercise ID)")
+    try:
+        output.write_text(render_html(pairs, title=f"Similarity: {directory.name}", shown=top, threshold=threshold),
+                          encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write the similarity page to {output}: {exc.strerror or exc}")
+    if as_json:
+        click.echo(json.dumps([p.to_json() for p in pairs], indent=2))
+        return
+    console = _console()
+    console.print(DISCLAIMER, markup=False)
+    for p in pairs[:top]:
+        flag = "FLAG" if p.flagged else "    "
+        console.print(f"{flag} {p.score:.2f}  {p.exercise}  {p.a}  ~  {p.b}  ({p.kind})", markup=False)
+    flagged = sum(1 for p in pairs if p.flagged)
+    click.echo(f"{len(pairs)} pairs, {flagged} flagged at {threshold:.2f} or above; side by side: {output}")
+
+
 @main.command("review")
 @click.argument("scorecards", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--failed-only", is_flag=True, help="Only submissions and checks that did not pass.")
