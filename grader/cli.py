@@ -648,7 +648,7 @@ def regrade_cmd(directory: Path, source_root: Path | None, jobs: int | None, san
 @click.option("--against", "extra", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A folder of known sources to compare every submission with (repeatable).")
 @click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
-              help="Flag pairs at or above this score (default 0.7).")
+              help="Flag pairs at or above this score (default 0.75).")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("similarity.html"),
               show_default=True, help="The HTML page: ranked pairs and side-by-side views.")
 @click.option("--json", "as_json", is_flag=True, help="Print the pairs as JSON instead of the table.")

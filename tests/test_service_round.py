@@ -75,8 +75,8 @@ def round_(request, tmp_path_factory):
         a, b = (post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": n}).json()
                 for n in ("ann", "ben"))
         subs = {}
-        for key, token, data, name in (("py", a["token"], GOOD, "mine.py"), ("nb", b["token"], _notebook(), "work.ipynb"),
-                                       ("bad", b["token"], b'{"cells": [', "broken.ipynb")):
+        for key, token, data, name in (("py", a["token"], GOOD, "mine.py"), ("bad", b["token"], b'{"cells": [', "broken.ipynb"),
+                                       ("nb", b["token"], _notebook(), "work.ipynb")):  # ben's latest: the notebook
             r = post(f"{live.url}/api/submissions", headers=auth(token), data={"exercise": "softmax"},
                      files={"file": (name, data, "application/octet-stream")})
             assert r.status_code == 202, r.text
@@ -167,3 +167,33 @@ def test_regrade_after_a_fix_keeps_both_and_the_interviewer_chooses(round_):
                                                     headers=i).text
     assert post(f"{live.url}/interviewer/cohorts/{cid}/regrades/{rid}/choose", headers=auth(round_["a"]["token"]),
                 data={"stands": "original"}).status_code == 403
+
+
+def test_similarity_api_csv_and_page(round_):
+    from grader.cohort.similarity import Source, compare_sources, known_sources
+    from grader.grading.notebook import submission_text
+
+    live, cid, subs = round_["live"], round_["cohort"], round_["subs"]
+    i = auth(INTERVIEWER_TOKEN)
+    for token, code in ((None, 401), (round_["a"]["token"], 403)):
+        assert get(f"{live.url}/api/cohorts/{cid}/similarity", headers=auth(token)).status_code == code
+    doc = get(f"{live.url}/api/cohorts/{cid}/similarity", headers=i).json()
+    assert "never a verdict" in doc["note"] and doc["threshold"] == 0.75
+    ann, ben = f"ann #{round_['a']['id']}", f"ben #{round_['b']['id']}"
+    pair = next(p for p in doc["pairs"] if p["kind"] == "candidates")
+    assert {pair["a"], pair["b"]} == {ann, ben}
+    # the same figures as the library computes from the files themselves (the notebook as its code cells)
+    os.environ["GRADER_HOME"], saved = str(round_["home"]), os.environ.get("GRADER_HOME")
+    try:
+        known, stubs = known_sources("softmax")
+    finally:
+        os.environ["GRADER_HOME"] = saved or ""
+    mine = compare_sources("softmax", [Source(ann, "candidate", GOOD.decode()),
+                                       Source(ben, "candidate", submission_text(_notebook()))], known, stubs=stubs)
+    assert [(p["a"], p["b"], p["score"]) for p in doc["pairs"]] == [(p.a, p.b, round(p.score, 4)) for p in mine]
+    csv_text = get(f"{live.url}/api/cohorts/{cid}/similarity.csv", headers=i).text
+    assert csv_text.splitlines()[0] == "exercise,a,b,kind,score,share_a,share_b,flagged"
+    assert len(csv_text.splitlines()) == len(doc["pairs"]) + 1
+    page = get(f"{live.url}/interviewer/cohorts/{cid}/similarity", headers=i).text
+    assert "never a verdict" in page and page.count('class="pair') == len(doc["pairs"]) and "<mark>" in page
+    assert 'href="/interviewer/cohorts/%d/similarity"' % cid in get(f"{live.url}/interviewer/cohorts/{cid}", headers=i).text

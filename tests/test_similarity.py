@@ -5,6 +5,7 @@ counts; known sources (the reference) are compared too; the CLI writes the side-
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -117,7 +118,8 @@ def test_the_stubs_own_lines_never_count():
 def test_a_copy_of_the_reference_is_flagged_against_the_reference():
     known, stubs = known_sources("softmax")
     reference = next(k for k in known if k.label == "reference/softmax.py")
-    renamed = reference.text.replace("x", "logits_in").replace("    ", "  ")
+    renamed = re.sub(r"\bx\b", "logits_in", reference.text).replace("    ", "  ")
+    assert renamed != reference.text
     pairs = compare_sources("softmax", [Source("eve", "candidate", renamed), Source("ann", "candidate", INDEPENDENT)],
                             known, stubs=stubs)
     top = pairs[0]

@@ -15,6 +15,12 @@ API (interviewer only; 401 without a token, 403 for a candidate, 404 for another
 * ``POST /api/cohorts/{id}/standing`` ``{"regrade_id": rid | null}`` -> which scorecards stand for
   the round: that regrade's, or the originals (null). Nothing is deleted either way.
 
+Similarity (interviewer only): ``GET /api/cohorts/{id}/similarity`` (the ranked pairs as JSON, with
+the disclaimer), ``GET /api/cohorts/{id}/similarity.csv`` (the same figures, a download) and the
+page ``/interviewer/cohorts/{id}/similarity`` (ranked pairs, side-by-side views with the matching
+spans highlighted): each exercise's candidates' latest graded submissions, pairwise and against the
+sources a candidate can find (``grader.cohort.similarity``). A flag for a person, never a verdict.
+
 Pages: a "regrade" button on the cohort page (``POST /interviewer/cohorts/{id}/regrade``), the
 regrade's page with the change table (``/interviewer/cohorts/{id}/regrades/{rid}``, refreshing
 itself while it runs) and its two choices (``POST .../regrades/{rid}/choose``, field ``stands``:
@@ -24,7 +30,7 @@ itself while it runs) and its two choices (``POST .../regrades/{rid}/choose``, f
 from __future__ import annotations
 
 from fastapi import FastAPI, Form, HTTPException
-from fastapi.responses import RedirectResponse
+from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 
 from grader.service import regrades
@@ -127,3 +133,65 @@ def add_routes(app: FastAPI, page) -> None:
         except regrades.RegradeRefused as exc:
             _refused(exc)
         return RedirectResponse(f"/interviewer/cohorts/{cid}/regrades/{regrade.id}", 303)
+
+    @app.get("/api/cohorts/{cohort_id}/similarity")
+    def api_similarity(cohort_id: str, session: DB, _: Interviewer) -> dict:
+        """The cohort's similarity pairs, highest score first (interviewer)."""
+        from grader.cohort.similarity import DISCLAIMER, THRESHOLD  # noqa: PLC0415
+
+        pairs = cohort_similarity(session, cohort_id_of(session, cohort_id))
+        return {"note": DISCLAIMER, "threshold": THRESHOLD, "pairs": [p.to_json() for p in pairs]}
+
+    @app.get("/api/cohorts/{cohort_id}/similarity.csv")
+    def api_similarity_csv(cohort_id: str, session: DB, _: Interviewer) -> Response:
+        """The cohort's similarity pairs as CSV (interviewer)."""
+        cid = cohort_id_of(session, cohort_id)
+        return Response(similarity_csv(cohort_similarity(session, cid)), media_type="text/csv; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="cohort-{cid}-similarity.csv"'})
+
+    @app.get("/interviewer/cohorts/{cohort_id}/similarity")
+    def page_similarity(cohort_id: str, session: DB, who: Interviewer):
+        """Ranked pairs and side-by-side views (interviewer)."""
+        from grader.cohort.similarity import DISCLAIMER, THRESHOLD  # noqa: PLC0415
+
+        cid = cohort_id_of(session, cohort_id)
+        pairs = cohort_similarity(session, cid)
+        return page("similarity.html.j2", who=who, cohort=session.get(Cohort, cid), pairs=pairs, shown=pairs[:20],
+                    disclaimer=DISCLAIMER, threshold=THRESHOLD)
+
+
+def cohort_similarity(session, cohort_id: int):
+    """``grader.cohort.similarity.compare_sources`` for each exercise of a cohort over its candidates'
+    latest graded submissions (a notebook as its code cells), labelled ``name #id``."""
+    from grader.cohort.similarity import _RANK, Source, compare_sources, known_sources  # noqa: PLC0415
+    from grader.grading.notebook import submission_text  # noqa: PLC0415
+    from grader.service.records import cohort_cards  # noqa: PLC0415
+
+    by_exercise: dict[str, list] = {}
+    for item in cohort_cards(session, cohort_id):
+        text = submission_text(bytes(item.submission.source))
+        if text is not None:
+            by_exercise.setdefault(item.submission.exercise, []).append(Source(item.label, "candidate", text))
+    pairs = []
+    for exercise, cands in sorted(by_exercise.items()):
+        known, stubs = known_sources(exercise)
+        pairs += compare_sources(exercise, cands, known, stubs=stubs)
+    pairs.sort(key=lambda p: (-p.score, p.exercise, _RANK.get(p.kind, 9), p.a, p.b))
+    return pairs
+
+
+def similarity_csv(pairs) -> str:
+    """The pairs' figures as CSV, names guarded against spreadsheet formulas."""
+    import csv  # noqa: PLC0415
+    import io  # noqa: PLC0415
+
+    from grader.cohort.regrade import _cell  # noqa: PLC0415
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["exercise", "a", "b", "kind", "score", "share_a", "share_b", "flagged"])
+    for p in pairs:
+        d = p.to_json()
+        writer.writerow([d["exercise"], _cell(d["a"]), _cell(d["b"]), d["kind"], d["score"], d["share_a"], d["share_b"],
+                         "yes" if d["flagged"] else "no"])
+    return buf.getvalue()
