@@ -195,6 +195,7 @@ def regrade_batch(out: Path, *, source_root: Path | None = None, jobs: int = 1, 
         raise RegradeRefused(f"the submissions folder {root} is not a folder")
     found = discover(root, exercise=record.get("exercise"))
     seed = int(record["seed"])
+    now = now or datetime.now(timezone.utc)
     tag = new_tag(out, now)
     folder = out / REGRADES / tag
     result = RegradeResult(tag=tag, folder=folder, seed=seed)
@@ -242,7 +243,7 @@ def regrade_batch(out: Path, *, source_root: Path | None = None, jobs: int = 1, 
     record = read_record(out)  # again: keep whatever another writer added meanwhile
     record.setdefault("standing", ORIGINAL)
     record.setdefault("regrades", []).append({
-        "tag": tag, "at": (now or datetime.now(timezone.utc)).isoformat(timespec="seconds"),
+        "tag": tag, "at": now.isoformat(timespec="seconds"),
         "grader_version": __version__, "seed": seed, "regraded": len(result.changes),
         "changed": sum(1 for c in result.changes if c.changed), "interrupted": result.interrupted})
     _write_record(out, record)
