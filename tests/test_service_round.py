@@ -197,3 +197,25 @@ def test_similarity_api_csv_and_page(round_):
     page = get(f"{live.url}/interviewer/cohorts/{cid}/similarity", headers=i).text
     assert "never a verdict" in page and page.count('class="pair') == len(doc["pairs"]) and "<mark>" in page
     assert 'href="/interviewer/cohorts/%d/similarity"' % cid in get(f"{live.url}/interviewer/cohorts/{cid}", headers=i).text
+
+
+def test_a_registered_file_is_compared_with_every_submission(round_):
+    import re
+
+    live, cid = round_["live"], round_["cohort"]
+    i = auth(INTERVIEWER_TOKEN)
+    public = re.sub(r"\bx\b", "arr", GOOD.decode()).replace("    ", "  ")  # a "blog post" ann's file matches
+    files = {"file": ("blog_softmax.py", public.encode(), "text/x-python")}
+    assert post(f"{live.url}/api/cohorts/{cid}/known-sources", headers=auth(round_["a"]["token"]),
+                data={"exercise": "softmax"}, files=files).status_code == 403
+    assert post(f"{live.url}/api/cohorts/{cid}/known-sources", headers=i, data={"exercise": "mha"},
+                files=files).status_code == 422
+    r = post(f"{live.url}/api/cohorts/{cid}/known-sources", headers=i, data={"exercise": "softmax"}, files=files)
+    assert r.status_code == 201 and r.json()["label"] == "registered/blog_softmax.py"
+    pairs = get(f"{live.url}/api/cohorts/{cid}/similarity", headers=i).json()["pairs"]
+    top = pairs[0]
+    assert (top["a"], top["kind"], top["score"], top["flagged"]) == (
+        f"ann #{round_['a']['id']}", "registered", 1.0, True)
+    assert top["b"] == f"registered/blog_softmax.py #{r.json()['id']}"
+    ben = next(p for p in pairs if p["kind"] == "registered" and p["a"].startswith("ben"))
+    assert not ben["flagged"]

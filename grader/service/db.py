@@ -145,6 +145,19 @@ class RegradedScorecard(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
+class KnownSource(Base):
+    """A file the interviewer registers for a cohort's similarity check (e.g. a public implementation
+    to rule out): compared with every submission of ``exercise``; ``label`` is for display only."""
+
+    __tablename__ = "known_sources"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cohort_id: Mapped[int] = mapped_column(ForeignKey("cohorts.id"), index=True)
+    exercise: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(255))
+    source: Mapped[bytes] = mapped_column(LargeBinary)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` get the psycopg 3 driver; anything else unchanged.
 

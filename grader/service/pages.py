@@ -210,5 +210,5 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
 
     from grader.service import round_routes  # noqa: PLC0415 - regrades (issue 21)
 
-    round_routes.add_routes(app, page)
+    round_routes.add_routes(app, page, read_upload)
     _ = Anyone  # the API's dependency aliases are shared; pages use the role-specific ones

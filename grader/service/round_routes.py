@@ -19,7 +19,9 @@ Similarity (interviewer only): ``GET /api/cohorts/{id}/similarity`` (the ranked 
 the disclaimer), ``GET /api/cohorts/{id}/similarity.csv`` (the same figures, a download) and the
 page ``/interviewer/cohorts/{id}/similarity`` (ranked pairs, side-by-side views with the matching
 spans highlighted): each exercise's candidates' latest graded submissions, pairwise and against the
-sources a candidate can find (``grader.cohort.similarity``). A flag for a person, never a verdict.
+sources a candidate can find (``grader.cohort.similarity``) and the files the interviewer registers
+for the cohort (``POST /api/cohorts/{id}/known-sources``, multipart ``exercise`` and ``file``; or the
+form on the similarity page). A flag for a person, never a verdict.
 
 Pages: a "regrade" button on the cohort page (``POST /interviewer/cohorts/{id}/regrade``), the
 regrade's page with the change table (``/interviewer/cohorts/{id}/regrades/{rid}``, refreshing
@@ -29,12 +31,12 @@ itself while it runs) and its two choices (``POST .../regrades/{rid}/choose``, f
 
 from __future__ import annotations
 
-from fastapi import FastAPI, Form, HTTPException
+from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 
 from grader.service import regrades
-from grader.service.db import Cohort
+from grader.service.db import Cohort, KnownSource, utcnow
 from grader.service.deps import DB, Interviewer
 from grader.service.records import parse_id
 
@@ -49,8 +51,9 @@ def _refused(exc: regrades.RegradeRefused):
     raise HTTPException(exc.status, str(exc))
 
 
-def add_routes(app: FastAPI, page) -> None:
-    """Add the regrade API and pages to ``app``; ``page(template, code, **context)`` renders a page."""
+def add_routes(app: FastAPI, page, read_upload) -> None:
+    """Add the regrade and similarity API and pages to ``app``; ``page(template, code, **context)``
+    renders a page, ``read_upload`` is the API's multipart reader (``grader.service.app._read_upload``)."""
 
     def cohort_id_of(session, cohort_id: str) -> int:
         cid = parse_id(cohort_id)
@@ -149,6 +152,36 @@ def add_routes(app: FastAPI, page) -> None:
         return Response(similarity_csv(cohort_similarity(session, cid)), media_type="text/csv; charset=utf-8",
                         headers={"Content-Disposition": f'attachment; filename="cohort-{cid}-similarity.csv"'})
 
+    @app.post("/api/cohorts/{cohort_id}/known-sources", status_code=201)
+    async def api_register_source(cohort_id: str, request: Request, _: Interviewer) -> dict:
+        """Register a file (multipart: ``exercise``, ``file``) that every submission of the exercise is
+        compared with (interviewer)."""
+        return await register(cohort_id, request)
+
+    @app.post("/interviewer/cohorts/{cohort_id}/known-sources")
+    async def page_register_source(cohort_id: str, request: Request, _: Interviewer):
+        """The similarity page's form to register a file."""
+        doc = await register(cohort_id, request)
+        return RedirectResponse(f"/interviewer/cohorts/{doc['cohort_id']}/similarity", 303)
+
+    async def register(cohort_id: str, request: Request) -> dict:
+        settings = app.state.settings
+        exercise, source, filename = await read_upload(request, settings)
+        cid = parse_id(cohort_id)
+        with app.state.sessions() as session:
+            cohort = session.get(Cohort, cid) if cid is not None else None
+            if cohort is None:
+                raise HTTPException(404, "not found")
+            if exercise not in cohort.exercises:
+                raise HTTPException(422, f"exercise {exercise!r} is not part of this cohort")
+            if len(source) > settings.max_source_bytes or not source.strip():
+                raise HTTPException(413 if source.strip() else 422, "the file is empty or too large")
+            row = KnownSource(cohort_id=cid, exercise=exercise, label=f"registered/{filename}"[:255],
+                              source=source, created_at=utcnow())
+            session.add(row)
+            session.commit()
+            return {"id": row.id, "cohort_id": cid, "exercise": exercise, "label": row.label}
+
     @app.get("/interviewer/cohorts/{cohort_id}/similarity")
     def page_similarity(cohort_id: str, session: DB, who: Interviewer):
         """Ranked pairs and side-by-side views (interviewer)."""
@@ -165,6 +198,8 @@ def cohort_similarity(session, cohort_id: int):
     latest graded submissions (a notebook as its code cells), labelled ``name #id``."""
     from grader.cohort.similarity import _RANK, Source, compare_sources, known_sources  # noqa: PLC0415
     from grader.grading.notebook import submission_text  # noqa: PLC0415
+    from sqlalchemy import select  # noqa: PLC0415
+
     from grader.service.records import cohort_cards  # noqa: PLC0415
 
     by_exercise: dict[str, list] = {}
@@ -172,10 +207,15 @@ def cohort_similarity(session, cohort_id: int):
         text = submission_text(bytes(item.submission.source))
         if text is not None:
             by_exercise.setdefault(item.submission.exercise, []).append(Source(item.label, "candidate", text))
+    registered: dict[str, list] = {}
+    for row in session.scalars(select(KnownSource).where(KnownSource.cohort_id == cohort_id).order_by(KnownSource.id)):
+        text = submission_text(bytes(row.source))
+        if text is not None:
+            registered.setdefault(row.exercise, []).append(Source(f"{row.label} #{row.id}", "registered", text))
     pairs = []
     for exercise, cands in sorted(by_exercise.items()):
         known, stubs = known_sources(exercise)
-        pairs += compare_sources(exercise, cands, known, stubs=stubs)
+        pairs += compare_sources(exercise, cands, known + registered.get(exercise, []), stubs=stubs)
     pairs.sort(key=lambda p: (-p.score, p.exercise, _RANK.get(p.kind, 9), p.a, p.b))
     return pairs
 

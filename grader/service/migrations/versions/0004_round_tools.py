@@ -1,4 +1,5 @@
-"""Tools of a hiring round (issue 21): regrades of a cohort, and the scorecards they produced.
+"""Tools of a hiring round (issue 21): regrades of a cohort, the scorecards they produced, and the
+files an interviewer registers for a cohort's similarity check (``known_sources``).
 
 A regrade never replaces a stored scorecard: its documents are rows of ``regraded_scorecards``,
 beside the submission's row in ``scorecards``; the interviewer's choice of which stands is
@@ -39,8 +40,18 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.UniqueConstraint("regrade_id", "submission_id", name="uq_regraded_once"),
     )
+    op.create_table(
+        "known_sources",
+        sa.Column("id", sa.Integer, primary_key=True),
+        sa.Column("cohort_id", sa.Integer, sa.ForeignKey("cohorts.id"), nullable=False, index=True),
+        sa.Column("exercise", sa.String(64), nullable=False),
+        sa.Column("label", sa.String(255), nullable=False),
+        sa.Column("source", sa.LargeBinary, nullable=False),
+        sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
+    )
 
 
 def downgrade() -> None:
+    op.drop_table("known_sources")
     op.drop_table("regraded_scorecards")
     op.drop_table("regrades")
