@@ -8,6 +8,7 @@ scorecards stand. Both scorecards are kept. SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
@@ -219,3 +220,21 @@ def test_a_registered_file_is_compared_with_every_submission(round_):
     assert top["b"] == f"registered/blog_softmax.py #{r.json()['id']}"
     ben = next(p for p in pairs if p["kind"] == "registered" and p["a"].startswith("ben"))
     assert not ben["flagged"]
+
+
+def test_grade_submit_server_sends_a_notebook(round_, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from grader.cli import main
+
+    path = tmp_path / "work.ipynb"
+    path.write_bytes(_notebook())
+    out = tmp_path / "card.json"
+    monkeypatch.setenv("GRADER_TOKEN", round_["b"]["token"])
+    result = CliRunner().invoke(main, ["submit", "softmax", str(path), "--server", round_["live"].url, "--out", str(out),
+                                       "-q"])
+    doc = json.loads(out.read_text())
+    # full marks once the regrade test deployed the fix; every check forbidden (exit 1) before it
+    assert result.exit_code == (0 if doc["score"] == doc["max_score"] else 1), result.output
+    assert doc["status"] == "graded" and "note: Graded the 2 code cells" in result.output
+    assert doc["view"] == "candidate" and doc["submission"]["notebook"]["code_cells"] == 2
