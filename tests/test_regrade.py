@@ -144,3 +144,21 @@ def test_cli_regrade_prints_the_table_and_accept(graded, stricter_grader):
     assert accepted.exit_code == 0 and "2 scorecards replaced" in accepted.output
     bad = runner.invoke(main, ["regrade", str(out), "--accept", "nope"])
     assert bad.exit_code == 2 and bad.output.startswith("error: ")
+
+
+def test_a_grader_fault_of_the_regrade_is_tabled_but_never_made_to_stand(graded, monkeypatch):
+    _root, out = graded
+    real = grading.grade_submission
+
+    def faulty(exercise, path, **kwargs):
+        if Path(path).stem == "ben":
+            raise RuntimeError("engine gone")
+        return real(exercise, path, **kwargs)
+
+    monkeypatch.setattr(grading, "grade_submission", faulty)
+    ben_before = (out / "softmax" / "ben.json").read_bytes()
+    result = regrade_batch(out, jobs=1, sandbox="process", now=NOW)
+    ben = next(c for c in result.changes if c.candidate == "ben")
+    assert ben.status_after == "infrastructure_error" and ben.changed
+    assert accept(out, result.tag) == [out / "softmax" / "ann.json"]
+    assert (out / "softmax" / "ben.json").read_bytes() == ben_before

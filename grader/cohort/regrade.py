@@ -39,6 +39,7 @@ from grader.cohort.batch import BATCH_RECORD, BatchItem, discover, write_summary
 from grader.cohort.executors import Executor, GradeJob, LocalExecutor, fault_document, sha256_file
 from grader.cohort.review import diff_scorecards
 from grader.grading.scorecard import Scorecard, read_scorecard, write_scorecard
+from grader.judge.verdicts import Status
 
 REGRADES = ".regrades"
 ORIGINAL = "original"
@@ -279,6 +280,8 @@ def accept(out: Path, tag: str) -> list[Path]:
     """Make the scorecards of regrade ``tag`` stand (or ``"original"``: those that stood before the
     first regrade): copy each to ``OUT/<exercise>/<candidate>.json``, rewrite ``summary.csv``, record
     ``standing`` in ``batch.json``. What stood is never lost: it is in a regrade's ``before`` folder.
+    A regrade's ``infrastructure_error`` scorecard (the grader's fault) is never made to stand: the
+    scorecard there stays.
 
     Returns:
         The scorecards that now stand, changed by this call.
@@ -302,6 +305,8 @@ def accept(out: Path, tag: str) -> list[Path]:
         target = out / card_path.parent.name / card_path.name
         if target.exists() and target.read_bytes() == card_path.read_bytes():
             continue
+        if _is_fault(card_path):  # a grader fault of the regrade never replaces a scorecard
+            continue
         _keep_standing(out, target, tags)
         tmp = target.with_name(f".{target.name}.accept")
         shutil.copyfile(card_path, tmp)
@@ -315,6 +320,13 @@ def accept(out: Path, tag: str) -> list[Path]:
     record.setdefault("accepted", []).append({"tag": tag, "at": datetime.now(timezone.utc).isoformat(timespec="seconds")})
     _write_record(out, record)
     return written
+
+
+def _is_fault(path: Path) -> bool:
+    try:
+        return read_scorecard(path).status == Status.INFRASTRUCTURE_ERROR
+    except Exception:  # noqa: BLE001 - unreadable: not a scorecard to make stand
+        return True
 
 
 def _keep_standing(out: Path, target: Path, tags: list[str]) -> None:
