@@ -171,3 +171,23 @@ def test_cli_submit_grades_a_notebook(tmp_path):
     assert "note: Graded the 2 code cells" in result.output
     doc = json.loads(out.read_text())
     assert doc["submission"]["notebook"]["removed"][0]["text"] == "!pip install numpy"
+
+
+def test_grade_batch_grades_a_notebook_where_a_py_may_stand(tmp_path):
+    from grader.cohort.batch import batch, discover
+    from grader.grading.scorecard import read_scorecard
+
+    root = tmp_path / "cohort"
+    root.mkdir()
+    (root / "ann.ipynb").write_bytes(correct_in_two_cells())
+    (root / "ben.py").write_text(IMPORTS + "\n\n" + SOFTMAX + "\n")
+    (root / "ben.ipynb").write_bytes(correct_in_two_cells())  # beside ben.py: the .py is graded
+    found = discover(root, exercise="softmax")
+    assert [(i.candidate, i.path.name) for i in found.items] == [("ann", "ann.ipynb"), ("ben", "ben.py")]
+    assert [(p.name, why) for p, why in found.ignored] == [("ben.ipynb", "ben.py is graded instead")]
+    out = tmp_path / "out"
+    result = batch(root, out, exercise="softmax", jobs=1, sandbox="process", seed=3)
+    assert [o.score == o.max_score for o in result.outcomes] == [True, True]
+    card = read_scorecard(out / "softmax" / "ann.json")
+    assert card.submission["notebook"]["code_cells"] == 2
+    assert card.submission["sha256"] == hashlib.sha256((root / "ann.ipynb").read_bytes()).hexdigest()

@@ -6,6 +6,9 @@ Layouts (``discover``):
 * ``DIR/<exercise>/<candidate>.py`` (a folder per exercise, named by an exercise id),
 * ``DIR/<candidate>.py`` with ``exercise=ID`` (a flat folder of one exercise).
 
+A Jupyter notebook (``.ipynb``) stands wherever a ``.py`` may: its code cells are graded
+(``grader.grading.notebook``).
+
 Tracks: each submission is graded in the track given by ``track=`` (``--track``), else in the one its
 imports name (``import torch`` vs ``import numpy``, read from the AST, never run; see
 ``grader.grading.exercise.imported_track``), else in the exercise's default track.
@@ -120,16 +123,23 @@ def default_jobs() -> int:
 
 
 def _py_files(folder: Path, ignored: list[tuple[Path, str]] | None = None) -> list[Path]:
-    """The ``*.py`` files directly in ``folder``; every other visible entry goes to ``ignored`` with why."""
+    """The ``*.py`` files and Jupyter notebooks (``*.ipynb``, graded as their code cells) directly in
+    ``folder``; every other visible entry goes to ``ignored`` with why (a notebook beside a ``.py``
+    of the same name too: the ``.py`` is graded)."""
     found = []
-    for p in sorted(folder.iterdir()):
+    entries = sorted(folder.iterdir())
+    names = {p.name for p in entries}
+    for p in entries:
         if p.name.startswith(".") or p.name in SKIP_DIRS:
             continue
         if p.is_file() and p.suffix == ".py":
             found.append(p)
+        elif p.is_file() and p.suffix == ".ipynb" and f"{p.stem}.py" not in names:
+            found.append(p)
         elif ignored is not None:
             ignored.append((p, "a folder inside a submission folder" if p.is_dir()
-                            else f"not a Python file (a submission ends in .py)"))
+                            else f"{p.stem}.py is graded instead" if p.suffix == ".ipynb"
+                            else "not a Python file (a submission ends in .py, or .ipynb for a notebook)"))
     return found
 
 

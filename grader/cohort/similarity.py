@@ -342,12 +342,15 @@ def similarity_of_folder(root: Path, *, exercise: str | None = None, extra: Iter
         NotADirectoryError: ``root`` is not a folder.
     """
     from grader.cohort.batch import discover  # noqa: PLC0415
+    from grader.grading.notebook import submission_text  # noqa: PLC0415
 
     found = discover(root, exercise=exercise)
     by_exercise: dict[str, list[Source]] = {}
     for item in found.items:
-        by_exercise.setdefault(item.exercise, []).append(
-            Source(item.candidate, "candidate", item.path.read_text(encoding="utf-8", errors="replace")))
+        data = item.path.read_bytes()
+        text = submission_text(data) if item.path.suffix == ".ipynb" else data.decode("utf-8", errors="replace")
+        if text is not None:  # an unreadable notebook has nothing to compare
+            by_exercise.setdefault(item.exercise, []).append(Source(item.candidate, "candidate", text))
     pairs: list[Pair] = []
     for ex_id, cands in sorted(by_exercise.items()):
         known, stubs = known_sources(ex_id, extra)
