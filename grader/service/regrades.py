@@ -92,23 +92,28 @@ def _run(factory: sessionmaker, regrade_id: int, sub_ids: list[int], seed: int, 
             with factory() as session:
                 sub = session.get(Submission, sub_id)
                 exercise, source = sub.exercise, bytes(sub.source)
-            document = None
+            document, failure = None, None
             for _ in range(TRIES):
                 try:
                     document = grade(exercise, source, seed, sandbox)
                     card = Scorecard.from_json(document)
-                except Exception:  # noqa: BLE001 - a grader fault: tried again, never a score
+                except Exception as exc:  # noqa: BLE001 - a grader fault: tried again, never a score
                     log.exception("regrade %s: submission %s", regrade_id, sub_id)
-                    document = None
+                    document, failure = None, exc
                     continue
                 if card.status != Status.INFRASTRUCTURE_ERROR:
                     break
             if document is None:
-                continue  # not regraded: the original stands for it whatever is chosen
+                # grade_one turns every fault of a grading into an infrastructure_error document, so
+                # raising three times means the grading processes are gone (the server is stopping)
+                raise RuntimeError(f"regrade {regrade_id} stopped at submission {sub_id}: {failure}")
             with factory() as session, session.begin():
                 session.add(RegradedScorecard(regrade_id=regrade_id, submission_id=sub_id, document=document,
                                               score=card.score, max_score=card.max_score, created_at=utcnow()))
         status = "done"
+    except Exception:  # noqa: BLE001 - said in the log; what was regraded is kept
+        log.exception("regrade %s interrupted", regrade_id)
+        status = "interrupted"
     except BaseException:
         status = "interrupted"
         raise
