@@ -191,3 +191,16 @@ def test_grade_batch_grades_a_notebook_where_a_py_may_stand(tmp_path):
     card = read_scorecard(out / "softmax" / "ann.json")
     assert card.submission["notebook"]["code_cells"] == 2
     assert card.submission["sha256"] == hashlib.sha256((root / "ann.ipynb").read_bytes()).hexdigest()
+
+
+@pytest.mark.docker
+def test_in_the_docker_sandbox_a_notebooks_traceback_names_the_cell(tmp_path):
+    raising = notebook(("code", IMPORTS), ("code", "%matplotlib inline\ndef softmax(x, axis=-1):\n    return helper(x)"),
+                       ("code", "def helper(x):\n    raise KeyError('oops')"))
+    path = tmp_path / "nb.ipynb"
+    path.write_bytes(raising)
+    card = grade_submission(get_exercise("softmax"), path, sandbox="docker", seed=7)
+    assert card.sandbox["backend"] == "docker" and card.status == "graded"
+    check = card.checks[0]
+    assert "Raised KeyError" in check.message and "[cell 3, line 2]" in check.message, check.message
+    assert card.submission["notebook"]["removed"][0]["text"] == "%matplotlib inline"
