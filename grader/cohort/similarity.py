@@ -4,7 +4,8 @@ more code than independent work would. A flag for a person to read, never a verd
 Every file is first normalised so that what trivially changes does not hide a copy (``normalise``):
 parsed (never run), docstrings dropped, then printed back by ``ast.unparse``, which drops comments
 and fixes whitespace, line breaks and parentheses; names the author chose (variables, arguments,
-helper functions, classes) become ``v0, v1, ...`` in order of first use, per function; import
+helper functions, classes) become ``v0, v1, ...`` in order of first use, per function (the
+contract's names, those the stub defines, stay); import
 aliases become the module's name (``np.max`` and ``xp.max`` both read ``numpy.max``); attribute
 names, keyword names and builtins stay, since they are the API being called, not a choice of name.
 The normalised texts are fingerprinted and compared by ``copydetect`` (winnowed k-grams, the method
@@ -47,7 +48,7 @@ NOISE = 40
 GUARANTEE = 40
 #: pairs at or above this score are flagged for a person to read. Calibrated on the repository's
 #: correct samples of ten exercises: no pair of them, nor any of them with its reference or a
-#: mutant, reaches 0.65 (causal_mask's short files share the most); a renamed and reformatted copy
+#: mutant, reaches 0.67 (causal_mask's short files share the most); a renamed and reformatted copy
 #: scores 1.0 (``tests/test_similarity.py``)
 THRESHOLD = 0.75
 
@@ -57,8 +58,8 @@ _BUILTINS = frozenset(dir(builtins)) | {"self", "cls"}
 class _Normaliser(ast.NodeTransformer):
     """Drop docstrings, canonicalise the names an author chose (see the module docstring)."""
 
-    def __init__(self):
-        self.aliases: dict[str, str] = {}
+    def __init__(self, keep: Iterable[str] = ()):
+        self.aliases: dict[str, str] = {name: name for name in keep}
         self.globals: dict[str, str] = {}
         self.scopes: list[dict[str, str]] = []
 
@@ -137,16 +138,32 @@ class _Normaliser(ast.NodeTransformer):
         return ast.Assign(targets=[self.visit(node.target)], value=self.visit(node.value)) if node.value else ast.Pass()
 
 
-def normalise(source: str) -> str:
+def normalise(source: str, keep: Iterable[str] = ()) -> str:
     """The text a file is compared as (see the module docstring): parsed, docstrings and comments
     dropped, names canonical, printed back by ``ast.unparse``.
+
+    Args:
+        keep: names left as they are (the contract's: the functions, classes and methods the stub
+            defines), so that a helper defined first does not shift the entry point's name.
 
     Raises:
         SyntaxError, ValueError: the source does not parse (``compare_sources`` then compares the
             raw text).
     """
-    tree = _Normaliser().visit(parse(source))
+    tree = _Normaliser(keep).visit(parse(source))
     return ast.unparse(ast.fix_missing_locations(tree)) + "\n"
+
+
+def contract_names(stubs: Iterable[str]) -> frozenset[str]:
+    """The names of every function, class and method the stubs define (unparsable stubs add none)."""
+    names = set()
+    for stub in stubs:
+        try:
+            tree = parse(stub)
+        except (SyntaxError, ValueError):
+            continue
+        names |= {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+    return frozenset(names)
 
 
 @dataclass(frozen=True)
@@ -199,11 +216,11 @@ class Pair:
 class _Print:
     """A file's normalised text and its copydetect fingerprint."""
 
-    def __init__(self, source: Source, boilerplate):
+    def __init__(self, source: Source, boilerplate, keep: frozenset[str] = frozenset()):
         from copydetect import CodeFingerprint  # noqa: PLC0415 - similarity only
 
         try:
-            self.text = normalise(source.text)
+            self.text = normalise(source.text, keep)
         except (SyntaxError, ValueError, RecursionError):
             self.text = source.text  # compared as written; still a flag for a person
         self.source = source
@@ -211,13 +228,13 @@ class _Print:
                                   filter=False, fp=io.StringIO(self.text))
 
 
-def _boilerplate(stubs: Iterable[str]):
+def _boilerplate(stubs: Iterable[str], keep: frozenset[str] = frozenset()):
     from copydetect.utils import get_document_fingerprints  # noqa: PLC0415
 
     hashes = set()
     for stub in stubs:
         try:
-            text = normalise(stub)
+            text = normalise(stub, keep)
         except (SyntaxError, ValueError):
             text = stub
         hashes |= set(get_document_fingerprints(text, NOISE, GUARANTEE - NOISE + 1)[0])
@@ -275,9 +292,11 @@ def compare_sources(exercise: str, candidates: list[Source], known: list[Source]
         The pairs, highest score first.
     """
     logging.getLogger("copydetect").setLevel(logging.ERROR)
-    boiler = _boilerplate(stubs)
-    cands = [_Print(s, boiler) for s in candidates]
-    refs = [_Print(s, boiler) for s in known]
+    stubs = list(stubs)
+    keep = contract_names(stubs)
+    boiler = _boilerplate(stubs, keep)
+    cands = [_Print(s, boiler, keep) for s in candidates]
+    refs = [_Print(s, boiler, keep) for s in known]
     pairs = []
     for i, x in enumerate(cands):
         for y in cands[i + 1:]:
