@@ -138,10 +138,12 @@ def _track_flag(ex) -> str:
 def _track_hint(ex, file: Path) -> str | None:
     """A one-line note when ``file``'s imports name another track of ``ex`` than the one graded."""
     from grader.grading.exercise import track_for_source  # noqa: PLC0415 - fast --help
+    from grader.grading.notebook import is_notebook_name, submission_text  # noqa: PLC0415
     try:
-        imported = track_for_source(ex.id, file.read_bytes())
+        data = file.read_bytes()
     except OSError:
         return None
+    imported = track_for_source(ex.id, (submission_text(data) or "") if is_notebook_name(file.name) else data)
     if imported is None or imported == ex.track:
         return None
     return (f"{file.name} imports {imported} and is graded in the {ex.track} track; "
@@ -232,6 +234,9 @@ def submit(exercise_id: str, file: Path, out: Path | None, as_json: bool, sandbo
 
     The terminal leads with one line per mistake (the checks it explains, the points it cost, the
     greatest difference), then the table of checks; --verbose adds each check's message.
+
+    FILE is a Python file or a Jupyter notebook (.ipynb): its code cells are graded as one file,
+    IPython magics and shell escapes removed (said in a note), messages naming cell and line.
 
     With --server URL --token T the file is graded by an interview-mode service instead: it is
     uploaded, the progress is shown, and the candidate view it returns is printed and written the
@@ -600,6 +605,107 @@ def _exercise_filter(exercise_id: str | None) -> None:
     """An ``--exercise`` filter must name a known exercise (exit 2 naming the known ids)."""
     if exercise_id is not None and exercise_id not in exercise_ids():
         _fail(f"unknown exercise {exercise_id!r} (known: {', '.join(exercise_ids())})")
+
+
+@main.command("regrade")
+@click.argument("directory", metavar="OUT", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--from", "source_root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="The submissions folder (default: the one OUT/batch.json records).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1, max=256), default=None,
+              help="Parallel sandboxes (default: the cores).")
+@click.option("--sandbox", type=click.Choice(BACKENDS), default="auto", show_default=True)
+@click.option("--require-isolation", is_flag=True, help="Refuse to grade without the docker sandbox.")
+@click.option("--accept", "accept_tag", metavar="TAG", default=None,
+              help="Do not grade: make the scorecards of regrade TAG stand (or 'original'), recorded in batch.json.")
+@click.option("--changed-only", is_flag=True, help="List only the submissions whose result changed.")
+def regrade_cmd(directory: Path, source_root: Path | None, jobs: int | None, sandbox: str, require_isolation: bool,
+                accept_tag: str | None, changed_only: bool) -> None:
+    """Regrade the submissions of a `grade batch` output folder OUT with the current grader, at the
+    seed OUT/batch.json records, after a fix to the grader or an exercise.
+
+    Both scorecards are kept: the new ones go to OUT/.regrades/<tag>/after/, a copy of those that
+    stood to .../before/, and the table of what changed per candidate (score, status, checks that
+    changed verdict) is printed and written to .../changes.csv. Nothing that stands changes until
+    `grade regrade OUT --accept <tag>` (or `--accept original`). Exit code 0, 2 for a usage error
+    (not a batch folder, nothing to regrade, unknown tag), 3 when the grader failed on some, 130
+    when interrupted.
+    """
+    from grader.cohort.batch import default_jobs  # noqa: PLC0415
+    from grader.cohort.regrade import RegradeRefused, accept, regrade_batch, render_changes  # noqa: PLC0415
+
+    if accept_tag is not None:
+        try:
+            written = accept(directory, accept_tag)
+        except RegradeRefused as exc:
+            _fail(str(exc))
+        click.echo(f"{accept_tag} stands in {directory}: {len(written)} scorecards replaced (the ones they replaced "
+                   f"are kept under {directory}/.regrades); summary.csv rewritten")
+        return
+    err = _console(err=True)
+    try:
+        result = regrade_batch(directory, source_root=source_root, jobs=jobs or default_jobs(), sandbox=sandbox,
+                               require_isolation=require_isolation)
+    except RegradeRefused as exc:
+        _fail(str(exc))
+    render_changes(result.changes, _console(), only_changed=changed_only)
+    for label, why in result.not_regraded:
+        err.print(f"not regraded {label}: {why}", markup=False)
+    changed = sum(1 for c in result.changes if c.changed)
+    click.echo(f"regrade {result.tag}: {len(result.changes)} submissions regraded at seed {result.seed}, "
+               f"{changed} changed; table: {result.folder / 'changes.csv'}")
+    click.echo(f"the scorecards that stood still stand; to make the new ones stand: "
+               f"grade regrade {directory} --accept {result.tag}")
+    if result.interrupted:
+        sys.exit(130)
+    if any(c.status_after == Status.INFRASTRUCTURE_ERROR for c in result.changes):
+        err.print("grader faults on some submissions (not charged): see the table", markup=False)
+        sys.exit(EXIT_INFRASTRUCTURE)
+
+
+@main.command("similarity")
+@click.argument("directory", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--exercise", "exercise_id", metavar="ID", default=None,
+              help="DIRECTORY is a flat folder of submissions of exercise ID.")
+@click.option("--against", "extra", multiple=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A folder of known sources to compare every submission with (repeatable).")
+@click.option("--threshold", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Flag pairs at or above this score (default 0.75).")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=Path("similarity.html"),
+              show_default=True, help="The HTML page: ranked pairs and side-by-side views.")
+@click.option("--json", "as_json", is_flag=True, help="Print the pairs as JSON instead of the table.")
+@click.option("--top", type=click.IntRange(min=1), default=20, show_default=True, help="Pairs listed and shown side by side.")
+def similarity_cmd(directory: Path, exercise_id: str | None, extra: tuple[Path, ...], threshold: float | None,
+                   output: Path, as_json: bool, top: int) -> None:
+    """Rank the pairs of submissions under DIRECTORY (grade batch's layouts) that share the most code,
+    with each other and with the sources a candidate can find (references, samples, the bank of
+    mistakes, --against folders); names, comments, docstrings and layout are normalised and the stub
+    never counts. A flag for a person to read, never a verdict. Exit code 0, or 2 for a usage error.
+    """
+    from grader.cohort.similarity import DISCLAIMER, THRESHOLD, render_html, similarity_of_folder  # noqa: PLC0415
+
+    if exercise_id is not None:
+        _load(exercise_id)
+    output = _writable_file(output, "similarity page")
+    threshold = THRESHOLD if threshold is None else threshold
+    pairs = similarity_of_folder(directory, exercise=exercise_id, extra=extra, threshold=threshold)
+    if not pairs:
+        _fail(f"nothing to compare in {directory} (layouts: DIR/<candidate>/<exercise>.py, DIR/<exercise>/<candidate>.py, "
+              f"or a flat folder with --exercise ID)")
+    try:
+        output.write_text(render_html(pairs, title=f"Similarity: {directory.name}", shown=top, threshold=threshold),
+                          encoding="utf-8")
+    except OSError as exc:
+        _fail(f"cannot write the similarity page to {output}: {exc.strerror or exc}")
+    if as_json:
+        click.echo(json.dumps([p.to_json() for p in pairs], indent=2))
+        return
+    console = _console()
+    console.print(DISCLAIMER, markup=False)
+    for p in pairs[:top]:
+        flag = "FLAG" if p.flagged else "    "
+        console.print(f"{flag} {p.score:.2f}  {p.exercise}  {p.a}  ~  {p.b}  ({p.kind})", markup=False)
+    flagged = sum(1 for p in pairs if p.flagged)
+    click.echo(f"{len(pairs)} pairs, {flagged} flagged at {threshold:.2f} or above; side by side: {output}")
 
 
 @main.command("review")

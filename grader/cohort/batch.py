@@ -6,6 +6,9 @@ Layouts (``discover``):
 * ``DIR/<exercise>/<candidate>.py`` (a folder per exercise, named by an exercise id),
 * ``DIR/<candidate>.py`` with ``exercise=ID`` (a flat folder of one exercise).
 
+A Jupyter notebook (``.ipynb``) stands wherever a ``.py`` may: its code cells are graded
+(``grader.grading.notebook``).
+
 Tracks: each submission is graded in the track given by ``track=`` (``--track``), else in the one its
 imports name (``import torch`` vs ``import numpy``, read from the AST, never run; see
 ``grader.grading.exercise.imported_track``), else in the exercise's default track.
@@ -120,16 +123,23 @@ def default_jobs() -> int:
 
 
 def _py_files(folder: Path, ignored: list[tuple[Path, str]] | None = None) -> list[Path]:
-    """The ``*.py`` files directly in ``folder``; every other visible entry goes to ``ignored`` with why."""
+    """The ``*.py`` files and Jupyter notebooks (``*.ipynb``, graded as their code cells) directly in
+    ``folder``; every other visible entry goes to ``ignored`` with why (a notebook beside a ``.py``
+    of the same name too: the ``.py`` is graded)."""
     found = []
-    for p in sorted(folder.iterdir()):
+    entries = sorted(folder.iterdir())
+    names = {p.name for p in entries}
+    for p in entries:
         if p.name.startswith(".") or p.name in SKIP_DIRS:
             continue
         if p.is_file() and p.suffix == ".py":
             found.append(p)
+        elif p.is_file() and p.suffix == ".ipynb" and f"{p.stem}.py" not in names:
+            found.append(p)
         elif ignored is not None:
             ignored.append((p, "a folder inside a submission folder" if p.is_dir()
-                            else f"not a Python file (a submission ends in .py)"))
+                            else f"{p.stem}.py is graded instead" if p.suffix == ".ipynb"
+                            else "not a Python file (a submission ends in .py, or .ipynb for a notebook)"))
     return found
 
 
@@ -189,12 +199,23 @@ def resolve_seed(out: Path, seed: int | None, *, force: bool = False) -> int:
     return int(seed)
 
 
-def record_seed(out: Path, seed: int) -> Path:
-    """Write ``OUT/batch.json`` holding the batch's seed (see ``resolve_seed``)."""
+def record_seed(out: Path, seed: int, root: Path | None = None, exercise: str | None = None) -> Path:
+    """Write ``OUT/batch.json`` holding the batch's seed (see ``resolve_seed``) and, when given, the
+    absolute path of the submissions folder and the ``--exercise`` of a flat folder (what ``grade
+    regrade`` reads to find the submissions again). Other keys already there (the regrades of
+    ``grader.cohort.regrade``) are kept."""
     path = Path(out) / BATCH_RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"seed": int(seed), "grader_version": __version__}, indent=2) + "\n",
-                    encoding="utf-8")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        record = {}
+    record = record if isinstance(record, dict) else {}
+    record.update({"seed": int(seed), "grader_version": __version__})
+    if root is not None:
+        record["root"] = str(Path(root).resolve())
+        record["exercise"] = exercise
+    path.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     return path
 
 
@@ -464,7 +485,7 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
             executor.close()
         raise EmptyCohort(root, found)
     seed = resolve_seed(out, seed, force=force)
-    record_seed(out, seed)
+    record_seed(out, seed, root, exercise)
     outcomes: list[BatchOutcome] = []
     interrupted = False
     try:

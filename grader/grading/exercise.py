@@ -395,6 +395,11 @@ def track_for_file(exercise_id: str, path: Path, root: Path | None = None) -> st
         source = Path(path).read_bytes()
     except OSError:
         return None
+    if str(path).lower().endswith(".ipynb"):  # a notebook: the imports of its code cells
+        from grader.grading.notebook import submission_text  # noqa: PLC0415
+
+        text = submission_text(source)
+        return None if text is None else track_for_source(exercise_id, text, root)
     return track_for_source(exercise_id, source, root)
 
 

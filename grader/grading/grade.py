@@ -34,6 +34,7 @@ from grader.grading.restart import HIDDEN_RESERVE_FRACTION, Budget, after_hang_l
 from grader.grading.split import split_plan
 from grader.grading import diagnosis
 from grader.grading.exercise import Exercise, _import_file
+from grader.grading.notebook import NotebookInvalid, NotebookSource, is_notebook_name, read_notebook
 from grader.judge.judges import GraderBug, JudgeContext, Outcome
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.probes import series_judge
@@ -907,7 +908,9 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
 
     Args:
         exercise: the loaded exercise.
-        path: the candidate's Python file.
+        path: the candidate's Python file, or a Jupyter notebook (a name ending in ``.ipynb``): its
+            code cells are graded as one file (``grader.grading.notebook``), a notebook that cannot
+            be read is a ``compile_error``, and messages that point at a line say which cell.
         sandbox: ``auto``, ``process`` or ``docker`` (see ``grader.sandbox.select_sandbox``).
         seed: seed of the hidden cases (None: a fresh random one, recorded in the scorecard).
         limits: override the exercise's sandbox limits.
@@ -931,6 +934,12 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
         source = path.read_bytes() if source is None else bytes(source)
     except OSError as exc:
         raise SubmissionUnreadable(f"cannot read submission {path}: {exc.strerror or exc}") from exc
+    notebook = None
+    if is_notebook_name(path.name):  # the code cells become the submission (grader.grading.notebook)
+        try:
+            notebook = read_notebook(source)
+        except NotebookInvalid as exc:
+            notebook = exc
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
     ctx = _Context(exercise, path, source, seed, time.monotonic(),
                    datetime.now(timezone.utc).isoformat(timespec="seconds"))
@@ -940,20 +949,30 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
 
     def card(status: Status, checks, message: str = "", run: SandboxRun | None = None,
              artifacts: dict | None = None) -> Scorecard:
+        submission = {"path": str(path), "sha256": hashlib.sha256(source).hexdigest()}
+        if isinstance(notebook, NotebookSource):  # messages point at cells; the note says what was left out
+            submission["notebook"] = notebook.to_json()
+            message = notebook.relocate(message)
+            checks = tuple(CheckResult(**{**c.__dict__, "message": notebook.relocate(c.message)}) for c in checks)
         return Scorecard(
             exercise={"id": exercise.id, "version": exercise.version, "title": exercise.title,
                       "track": exercise.track},
-            submission={"path": str(path), "sha256": hashlib.sha256(source).hexdigest()},
+            submission=submission,
             sandbox=sandbox_info, environment=environment(), started_at=ctx.started_at,
             duration_s=round(time.monotonic() - ctx.started, 3), status=str(status), status_message=message,
             score=float(sum(c.points for c in checks)), max_score=exercise.max_score, checks=tuple(checks),
             output=_output(exercise, state["plan"], run, limits.output_bytes, state.get("public")),
             seed=seed, grader_version=__version__, artifacts=artifacts, public=state.get("public"))
 
+    if isinstance(notebook, NotebookInvalid):
+        return card(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR, "the notebook cannot be read"),
+                    f"The notebook cannot be read: {notebook}.")
+    code = source if notebook is None else notebook.text.encode("utf-8")  # what the sandbox runs
+
     # 1. Static checks on the host: syntax, then API rules.
     say("checking syntax and API rules")
     try:
-        text = decode_submission(source)
+        text = decode_submission(code)
         violations = scan_source(text, (*exercise.forbidden_modules, *GRADER_MODULES), exercise.forbidden_names)
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
         message = _compile_problem(exc)
@@ -1009,7 +1028,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             hidden_backend = _prestart(backend, plan, limits, pool) if hidden_part.steps else backend
             try:
                 public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted = _run_parts(
-                    backend, hidden_backend, public_part, hidden_part, plan, source, limits, say, budget, annotate)
+                    backend, hidden_backend, public_part, hidden_part, plan, code, limits, say, budget, annotate)
             finally:
                 if isinstance(hidden_backend, _Prestarted):
                     hidden_backend.close()

@@ -99,6 +99,9 @@ def render_scorecard(card: Scorecard, console: Console, *, verbose: bool = False
         name = c.id + (" (hidden)" if c.visibility == "hidden" else "")
         table.add_row(name, c.category, verdict_text(c.verdict), f"{c.points:g}/{c.max_points:g}")
     console.print(table)
+    notebook = card.submission.get("notebook")
+    if notebook:  # a .ipynb: which cells were graded and what IPython syntax was left out
+        console.print(Text(f"note: {notebook['note']}", style="dim"))
     for c in card.checks:
         flagged = "interviewer_flag" in c.details
         if not c.message or not (flagged or c.verdict != "passed"):

@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
-from grader.service import csrf, records
+from grader.service import csrf, records, regrades
 from grader.service.db import DEFAULT_MAX_ATTEMPTS, Cohort, Submission, make_engine, migrate, session_factory
 from grader.service.deps import DB, Anyone, CandidateP, Interviewer
 from grader.service.queue import requeue_running
@@ -195,6 +195,7 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         migrate(engine)
+        regrades.interrupt_running(app.state.sessions)  # a regrade cut short by a stop stays readable
         back = requeue_running(app.state.sessions)
         if back:
             log.warning("re-queued %d submissions left running by a previous server", back)

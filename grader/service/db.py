@@ -22,8 +22,8 @@ import logging
 from datetime import datetime, timezone
 from pathlib import Path
 
-from sqlalchemy import (JSON, BigInteger, DateTime, ForeignKey, Integer, LargeBinary, String, Text,
-                        create_engine, event)
+from sqlalchemy import (JSON, BigInteger, Boolean, DateTime, ForeignKey, Integer, LargeBinary, String, Text,
+                        UniqueConstraint, create_engine, event)
 from sqlalchemy.engine import Engine, make_url
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, sessionmaker
 
@@ -124,6 +124,53 @@ class StoredScorecard(Base):
     document: Mapped[dict] = mapped_column(JSON)
     score: Mapped[float] = mapped_column(default=0.0)
     max_score: Mapped[float] = mapped_column(default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Regrade(Base):
+    """A regrade of a cohort's graded submissions with the grader of the day (issue 21; migration 0004).
+
+    ``status``: ``running``, ``done``, or ``interrupted`` (the server stopped during it; what it
+    graded is kept). ``accepted``: its scorecards stand for the round (at most one per cohort; none
+    accepted: the original scorecards stand). ``total``: submissions it set out to regrade.
+    """
+
+    __tablename__ = "regrades"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cohort_id: Mapped[int] = mapped_column(ForeignKey("cohorts.id"), index=True)
+    grader_version: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(32), default="running")
+    accepted: Mapped[bool] = mapped_column(Boolean, default=False)
+    total: Mapped[int] = mapped_column(Integer, default=0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class RegradedScorecard(Base):
+    """The interviewer-view scorecard a regrade produced for one submission (the original stays in
+    ``scorecards``); one per (regrade, submission)."""
+
+    __tablename__ = "regraded_scorecards"
+    __table_args__ = (UniqueConstraint("regrade_id", "submission_id", name="uq_regraded_once"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id"), index=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
+    document: Mapped[dict] = mapped_column(JSON)
+    score: Mapped[float] = mapped_column(default=0.0)
+    max_score: Mapped[float] = mapped_column(default=0.0)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class KnownSource(Base):
+    """A file the interviewer registers for a cohort's similarity check (e.g. a public implementation
+    to rule out): compared with every submission of ``exercise``; ``label`` is for display only."""
+
+    __tablename__ = "known_sources"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cohort_id: Mapped[int] = mapped_column(ForeignKey("cohorts.id"), index=True)
+    exercise: Mapped[str] = mapped_column(String(64))
+    label: Mapped[str] = mapped_column(String(255))
+    source: Mapped[bytes] = mapped_column(LargeBinary)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 

@@ -65,6 +65,15 @@ def error_page(settings, status: int, message: str) -> HTMLResponse:
     return render(settings, "error.html.j2", status, who=None, status=status, message=message)
 
 
+def _shown_source(data: bytes) -> str:
+    """A submission's source for the interviewer's page: a notebook's code cells as graded (each
+    line where the grader's messages point), else the file as text."""
+    from grader.grading.notebook import looks_like_notebook, submission_text  # noqa: PLC0415
+
+    text = submission_text(data) if looks_like_notebook(data) else None
+    return text if text is not None else data.decode("utf-8", errors="replace")
+
+
 def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
@@ -217,7 +226,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         subs = list(session.scalars(select(Submission).join(Candidate, Candidate.id == Submission.candidate_id)
                                     .where(Candidate.cohort_id == cohort.id).order_by(Submission.id.desc())))
         return page("cohort.html.j2", who=who, cohort=cohort, summary=summary, distribution=distribution,
-                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS))
+                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS),
+                    regrades=records.regrades.regrades_of(session, cohort.id))
 
     @app.get("/interviewer/cohorts/{cohort_id}/report", response_class=HTMLResponse)
     def interviewer_report(cohort_id: str, session: DB, who: Interviewer):
@@ -235,7 +245,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         except Refused as exc:
             raise HTTPException(exc.status, str(exc)) from None
         return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
-                    source=sub.source.decode("utf-8", errors="replace"),
+                    source=_shown_source(sub.source),
                     candidate=session.get(Candidate, sub.candidate_id))
 
     @app.get("/interviewer/diff", response_class=HTMLResponse)
@@ -255,4 +265,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(422, "a diff compares two attempts at one exercise")
         return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b)
 
+    from grader.service import round_routes  # noqa: PLC0415 - regrades (issue 21)
+
+    round_routes.add_routes(app, page, read_upload)
     _ = Anyone  # the API's dependency aliases are shared; pages use the role-specific ones

@@ -23,7 +23,7 @@ from grader.cohort.exports import export_text, to_gradescope
 from grader.cohort.review import review_tables
 from grader.grading.exercise import UnknownExercise, get_exercise
 from grader.grading.scorecard import CheckResult, Scorecard
-from grader.service import queue
+from grader.service import queue, regrades
 from grader.service.db import (DEFAULT_MAX_ATTEMPTS, Candidate, Cohort, StoredScorecard, Submission, as_utc,
                                token_digest, utcnow)
 
@@ -163,9 +163,14 @@ def load_card(document: dict) -> Scorecard:
 
 
 def stored_card(session: Session, sub: Submission) -> Scorecard | None:
-    """The interviewer-view scorecard of a graded submission, else None."""
+    """The interviewer-view scorecard that stands for a graded submission, else None: the one its
+    grading stored, or the one of the cohort's accepted regrade (``grader.service.regrades``)."""
     row = session.get(StoredScorecard, sub.id)
-    return load_card(row.document) if row is not None and sub.status == "graded" else None
+    if row is None or sub.status != "graded":
+        return None
+    cand = session.get(Candidate, sub.candidate_id)
+    regraded = regrades.standing_documents(session, cand.cohort_id, [sub.id]) if cand is not None else {}
+    return load_card(regraded.get(sub.id, row.document))
 
 
 def submission_json(session: Session, sub: Submission, view: str) -> dict:
@@ -206,8 +211,9 @@ def cohort_cards(session: Session, cohort_id: int, *, latest_only: bool = True) 
                            .order_by(Submission.id)).all()
     latest: dict[tuple, CohortCard] = {}
     everything = []
+    regraded = regrades.standing_documents(session, cohort_id)  # the accepted regrade's, where one stands
     for cand, sub, stored in rows:
-        item = CohortCard(cand, sub, load_card(stored.document))
+        item = CohortCard(cand, sub, load_card(regraded.get(sub.id, stored.document)))
         latest[(cand.id, sub.exercise)] = item
         everything.append(item)
     return list(latest.values()) if latest_only else everything

@@ -36,8 +36,9 @@ def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> 
     executor seam (``grader.cohort.executors.grade_one``, the same path as ``grade batch``), in the
     track its imports name when the exercise has one (``track_for_source``), else the default.
 
-    The bytes travel in the job; the scorecard records the path ``submission.py``: no name from the
-    upload is ever used as a path.
+    The bytes travel in the job; the scorecard records the path ``submission.py`` (``submission.ipynb``
+    for a Jupyter notebook, told from its bytes by ``grader.grading.notebook.looks_like_notebook``):
+    no name from the upload is ever used as a path.
 
     Args:
         sandbox: ``docker`` (isolation required) or ``process``.
@@ -49,8 +50,12 @@ def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> 
     """
     from grader.cohort.executors import GradeJob, grade_one  # noqa: PLC0415 - heavy, first use only
 
-    job = GradeJob(exercise=exercise_id, path="submission.py", seed=seed, source=source,
-                   track=track_for_source(exercise_id, source), sandbox=sandbox,
+    from grader.grading.notebook import looks_like_notebook, submission_text  # noqa: PLC0415
+
+    notebook = looks_like_notebook(source)  # an uploaded .ipynb: its code cells are graded
+    job = GradeJob(exercise=exercise_id, path="submission.ipynb" if notebook else "submission.py", seed=seed,
+                   source=source, track=track_for_source(exercise_id, (submission_text(source) or "") if notebook
+                                                         else source), sandbox=sandbox,
                    require_isolation=(sandbox == "docker"), view="interviewer")
     _BUSY.set()
     try:
