@@ -60,12 +60,18 @@ def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> 
         document = grade_one(job)
     finally:
         _BUSY.clear()
+        if _DYING.is_set():
+            # SIGTERM from the kernel (the worker died): the sandbox is cleaned up by now; leave,
+            # instead of going back to wait on a call queue that this process itself holds open
+            os._exit(0)
     validate(document)
     return document
 
 
 #: Set while this grading process grades (its sandbox then needs the clean-up on the way out).
 _BUSY = threading.Event()
+#: Set by SIGTERM during a grading: the process exits once the sandbox is cleaned up.
+_DYING = threading.Event()
 
 
 def _on_sigterm(_signum, _frame) -> None:
@@ -81,6 +87,7 @@ def _on_sigterm(_signum, _frame) -> None:
             except Exception:  # noqa: BLE001 - best effort; the sweep removes what is left
                 pass
         os._exit(0)
+    _DYING.set()
     raise KeyboardInterrupt  # the sandbox backend's own clean-up runs on the way out
 
 
