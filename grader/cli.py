@@ -494,10 +494,16 @@ def _load_cards(paths):
                    "with --jobs slots. Needs pip install -e '.[ray]'. Env: GRADER_RAY_ADDRESS.")
 @click.option("--ray-build-image", is_flag=True,
               help="With --ray and --sandbox docker: a node without the sandbox image builds it instead of being refused.")
+@click.option("--warm", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Sandboxes each grading process keeps started ahead, NumPy imported (one fresh sandbox per "
+                   "submission, the limits and isolation of a cold run, never reused). 0: every run cold. "
+                   "Not with --ray.")
+@click.option("--warm-torch", type=click.IntRange(min=0), default=None,
+              help="The same for torch exercises (torch imported). [default: --warm]")
 def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: int | None, sandbox: str,
               require_isolation: bool, seed: int | None, force: bool, formats: tuple[str, ...],
               hidden_visibility: str, quiet: bool, track: str | None = None, ray_address: str | None = None,
-              ray_build_image: bool = False) -> None:
+              ray_build_image: bool = False, warm: int = 1, warm_torch: int | None = None) -> None:
     """Grade every submission under DIRECTORY: DIRECTORY/<candidate>/<exercise>.py,
     DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
 
@@ -547,7 +553,7 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
             result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed,
                            force=force, require_isolation=require_isolation, formats=formats,
                            hidden_visibility=hidden_visibility, on_start=bar.on_start, on_done=bar.on_done, track=track,
-                           executor=executor)
+                           executor=executor, warm={"numpy": warm, "torch": warm if warm_torch is None else warm_torch})
     except EmptyCohort as exc:
         for path, why in exc.discovery.ignored:
             err.print(f"ignored {path}: {why}", markup=False)
