@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from sqlalchemy import func, select
 
 from grader.cli import main
-from grader.service import fleet, queue, records
+from grader.service import fleet, queue, records, worker
 from grader.service.db import Grading, StoredScorecard, Submission, Worker, make_engine, migrate, session_factory
 from service_helpers import INTERVIEWER_TOKEN, ROOT, LiveServer, Postgres, auth, get, post, wait_final
 
@@ -363,3 +363,34 @@ def test_an_older_worker_is_refused_with_what_differs(tmp_path, pg):
     assert gradings == []
     [(role, stopped, note)] = [v for v in workers.values() if v[0] == "worker"]
     assert stopped and note.startswith("refused: grader 0.0.1+old-")
+
+
+def test_a_worker_pool_stops_itself_when_the_server_is_upgraded_under_it(sessions):
+    [sub] = _queued(sessions)
+    fp = {"grader": "0.1.0", "python": "3.11", "numpy": "1.26.4", "torch": "2.3.1", "exercises": {}}
+    fleet.register(sessions, "server", {**fp, "grader": "0.2.0"})  # the newest server: another version
+    stopped, graded = threading.Event(), []
+    pool = worker.WorkerPool(sessions, 2, "process", poll_s=0.05, worker_id="w", agreement=fleet.agreement(fp),
+                             on_stop=stopped.set)
+
+    class NeverGrades:  # nothing may be claimed, so nothing is graded
+        def __call__(self, *args):
+            graded.append(args)
+
+        def shutdown(self, wait=True):
+            pass
+
+    pool.grade = NeverGrades()
+    pool.start()
+    assert stopped.wait(30)
+    assert pool.stop(5) == [] and graded == []
+    assert "changed since this worker started" in pool.refused
+    with sessions() as s:
+        assert s.get(Submission, sub).status == "queued"
+
+
+def test_a_worker_says_when_the_database_cannot_be_reached(tmp_path):
+    lines = []
+    code = fleet.run_worker(f"postgresql://nobody@/none?host={tmp_path}&port=1", sandbox="process",
+                            say=lines.append)
+    assert code == 3 and lines and lines[0].startswith("error: cannot reach the database:"), lines

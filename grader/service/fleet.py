@@ -156,6 +156,13 @@ class Heartbeat:
 
 def _wait_for_server(factory: sessionmaker, say: Callable[[str], None], stop: threading.Event,
                      poll_s: float) -> dict | None:
+    """The newest server's fingerprint, waiting (until ``stop``) for a server to register.
+
+    Raises:
+        sqlalchemy.exc.OperationalError: the database cannot be reached at all.
+    """
+    with factory() as session:
+        session.connection()  # unreachable, wrong credentials: raise now rather than wait for ever
     fp = server_fingerprint(factory)
     if fp is None:
         say("waiting for a `grade serve` to set up this database and register (start the server)")
@@ -182,7 +189,8 @@ def run_worker(db_url: str, *, jobs: int = 1, sandbox: str = "docker", warm: dic
             (a second signal gives them back at once).
         say: where the one-line progress messages go.
     Returns:
-        0 after a clean stop; 3 when refused (it disagrees with the server; the message names what).
+        0 after a clean stop; 3 when refused (it disagrees with the server; the message names what)
+        or when the database cannot be reached.
     Raises:
         ValueError: a bad database URL.
     """
@@ -199,7 +207,11 @@ def run_worker(db_url: str, *, jobs: int = 1, sandbox: str = "docker", warm: dic
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        server = _wait_for_server(factory, say, stop, poll_s)
+        try:
+            server = _wait_for_server(factory, say, stop, poll_s)
+        except DBAPIError as exc:
+            say(f"error: cannot reach the database: {str(exc.orig or exc).strip().splitlines()[0]}")
+            return 3
         if server is None:
             return 0
         mine = local_fingerprint()
