@@ -250,14 +250,21 @@ def test_a_worker_killed_mid_grading_has_its_submission_graded_once_by_the_other
         while time.monotonic() < deadline and any(_alive(p) for p in graders):
             time.sleep(0.2)
         assert not any(_alive(p) for p in graders)  # a's grading process died with it
-        # b stops on SIGTERM with a grading in hand and --grace 0: the claim goes back to the queue
-        again = _submit(live, token, SLOW)
+        # b stops on SIGTERM with a grading in hand and --grace 0: the claim goes back to the queue at
+        # once, and b does not wait for that grading (a minute of sleep at import) before it exits
+        again = _submit(live, token, b"import time\ntime.sleep(50)\n" + GOOD)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and get(f"{live.url}/api/submissions/{again}",
                                                   headers=auth(token)).json()["status"] != "running":
             time.sleep(0.1)
-        assert b.stop(signal.SIGTERM) == 0
+        time.sleep(1.0)
+        graders = _children(b.proc.pid)
+        assert b.stop(signal.SIGTERM, timeout=30) == 0
         assert f"gave back 1 submission to the queue: {again}" in b.log.read_text()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(_alive(p) for p in graders):
+            time.sleep(0.2)
+        assert not any(_alive(p) for p in graders)
         assert get(f"{live.url}/api/submissions/{again}", headers=auth(token)).json()["status"] == "queued"
     finally:
         for w in (a, b):

@@ -177,12 +177,20 @@ class GradingProcesses:
             raise
 
     def shutdown(self, wait: bool = True) -> None:
-        """Stop the processes: after their current submission, or (``wait=False``) without waiting;
-        those still grading then die with this process (``_grading_process_init``)."""
+        """Stop the processes: after their current submission, or (``wait=False``) at once: each gets
+        SIGTERM, cleans up its sandbox and exits (``_on_sigterm``), so that this process's exit does
+        not wait for a grading whose claim was given back."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=wait, cancel_futures=True)
+        if pool is None:
+            return
+        processes = [] if wait else list((getattr(pool, "_processes", None) or {}).values())  # no public API
+        pool.shutdown(wait=wait, cancel_futures=True)
+        for proc in processes:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
 def process_one(factory: sessionmaker, sandbox: str, grade=grade_one_json, *, worker_id: str | None = None,
