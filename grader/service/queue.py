@@ -17,7 +17,8 @@
   a machine gone, a network cut longer than the lease) back in the queue, with a new token at its
   next claim, so the lost worker's late result is refused by ``complete`` and discarded; each
   submission's scorecard and its ``graded`` mark are committed together, once. ``release`` gives
-  back a stopping worker's claims at once.
+  back a stopping worker's claims at once. (``requeue_running``, which re-queues every claim at once,
+  is kept for databases no grader is using; the service no longer calls it.)
 * Every claim is a row of ``gradings`` with how it ended (``graded``, ``discarded``, ``retried``,
   ``failed``, ``expired``, ``released``): the record that shows each submission was graded once.
 * A worker must agree with the newest ``grade serve`` (``grader.service.fleet``): ``claim`` with
@@ -248,3 +249,27 @@ def release(factory: sessionmaker, worker_id: str) -> list[int]:
                                .where(Submission.status == "running", Submission.worker_id == worker_id)
                                .order_by(Submission.id).with_for_update()).all()
         return _give_back(session, rows, "released", now, "")
+
+
+def requeue_running(factory: sessionmaker) -> int:
+    """Return every ``running`` submission to the queue at once, whoever holds it.
+
+    Only for a database no grader is using (tools, tests): the service no longer calls it, since a
+    live ``grade worker`` elsewhere may hold those claims; it relies on ``requeue_expired``.
+
+    Returns:
+        How many were re-queued.
+    """
+    with factory() as session, session.begin():
+        now = db_now(session)
+        rows = session.execute(select(Submission.id, Submission.claim_token, Submission.attempts)
+                               .where(Submission.status == "running").with_for_update()).all()
+        back = 0
+        for row in rows:
+            session.execute(update(Submission).where(Submission.id == row.id)
+                            .values(status="queued", claim_token=None, worker_id=None, lease_until=None)
+                            .execution_options(synchronize_session=False))
+            if row.claim_token:
+                _ended(session, row.claim_token, "expired", now)
+            back += 1
+        return back
