@@ -184,12 +184,26 @@ WORKER_STOPPED = 130
 STOP_GRACE_S = 10.0
 
 
+def _discard_warm_pool() -> None:
+    """Discard the sandboxes this process's warm pool keeps waiting (runners and their folders, or
+    containers) before an ``os._exit``, which skips the pool's own ``atexit`` close."""
+    from grader.sandbox.pool import installed  # noqa: PLC0415
+
+    pool = installed()
+    if pool is not None:
+        try:
+            pool.close(timeout=5.0)
+        except Exception:  # noqa: BLE001 - best effort; the next pool's start sweeps what is left
+            pass
+
+
 def _stop_worker(_signum, _frame) -> None:
     global _STOPPING  # noqa: PLW0603 - the one flag a signal handler may set
     if not _STOPPING:
         _STOPPING = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if not _BUSY:  # idle between submissions: nothing to clean up, so leave now
+            _discard_warm_pool()
             os._exit(WORKER_STOPPED)
         raise KeyboardInterrupt
 
@@ -221,6 +235,7 @@ def _pool_grade(job: GradeJob) -> dict | None:
     try:
         return grade_one(job)
     except KeyboardInterrupt:
+        _discard_warm_pool()
         os._exit(WORKER_STOPPED)
     finally:
         _BUSY = False
