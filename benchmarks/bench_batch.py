@@ -2,15 +2,19 @@
 
 Copies sample submissions (correct and wrong, several exercises) into a temporary
 ``<candidate>/<exercise>.py`` folder and grades it from scratch (``force=True``) once per job
-count, with the process sandbox unless ``--sandbox`` says otherwise. Prints one line per job count.
+count and warm-pool size (``--warm``: sandboxes each grading process keeps started ahead, as
+``grade batch --warm``; 0 is the cold path), with the process sandbox unless ``--sandbox`` says
+otherwise. Prints one line per run with the load average over it: these are wall-clock figures, and
+on a shared 2-core machine they follow the load; report them only from a quiet machine.
 
-    python benchmarks/bench_batch.py [--count N] [--jobs 1 2] [--sandbox process]
+    python benchmarks/bench_batch.py [--count N] [--jobs 1 2] [--warm 1 0] [--sandbox process]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import shutil
 import tempfile
 import time
@@ -40,17 +44,22 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--sandbox", default="process")
     parser.add_argument("--exercises", nargs="+", default=None, help="default: every exercise with samples")
+    parser.add_argument("--warm", type=int, nargs="+", default=[1],
+                        help="warm sandboxes per runtime and grading process, one run each (0: cold)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
         root = Path(tmp) / "cohort"
         n = make_cohort(root, args.count, args.exercises or exercise_ids())
         print(f"cohort: {n} submissions ({len(discover(root).items)} discovered), sandbox {args.sandbox}")
-        for jobs in args.jobs:
-            start = time.perf_counter()
-            result = batch(root, Path(tmp) / f"out-{jobs}", jobs=jobs, sandbox=args.sandbox, seed=1, force=True)
-            seconds = time.perf_counter() - start
-            graded = sum(1 for o in result.outcomes if not o.skipped)
-            print(f"--jobs {jobs}: {graded} submissions in {seconds:.1f} s = {60 * graded / seconds:.1f} per minute")
+        for warm in args.warm:
+            for jobs in args.jobs:
+                load0, start = os.getloadavg()[0], time.perf_counter()
+                result = batch(root, Path(tmp) / f"out-{jobs}-{warm}", jobs=jobs, sandbox=args.sandbox, seed=1,
+                               force=True, warm={"numpy": warm, "torch": warm})
+                seconds = time.perf_counter() - start
+                graded = sum(1 for o in result.outcomes if not o.skipped)
+                print(f"--jobs {jobs} --warm {warm}: {graded} submissions in {seconds:.1f} s = "
+                      f"{60 * graded / seconds:.1f} per minute (load average {load0:.1f} -> {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":

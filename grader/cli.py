@@ -520,10 +520,16 @@ def _load_cards(paths):
                    "with --jobs slots. Needs pip install -e '.[ray]'. Env: GRADER_RAY_ADDRESS.")
 @click.option("--ray-build-image", is_flag=True,
               help="With --ray and --sandbox docker: a node without the sandbox image builds it instead of being refused.")
+@click.option("--warm", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Sandboxes each grading process keeps started ahead, NumPy imported (one fresh sandbox per "
+                   "submission, the limits and isolation of a cold run, never reused). 0: every run cold. "
+                   "Not with --ray.")
+@click.option("--warm-torch", type=click.IntRange(min=0), default=None,
+              help="The same for torch exercises (torch imported). [default: --warm]")
 def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: int | None, sandbox: str,
               require_isolation: bool, seed: int | None, force: bool, formats: tuple[str, ...],
               hidden_visibility: str, quiet: bool, track: str | None = None, ray_address: str | None = None,
-              ray_build_image: bool = False) -> None:
+              ray_build_image: bool = False, warm: int = 1, warm_torch: int | None = None) -> None:
     """Grade every submission under DIRECTORY: DIRECTORY/<candidate>/<exercise>.py,
     DIRECTORY/<exercise>/<candidate>.py, or a flat folder with --exercise.
 
@@ -573,7 +579,7 @@ def batch_cmd(directory: Path, exercise_id: str | None, out: Path | None, jobs: 
             result = batch(directory, out, exercise=exercise_id, jobs=jobs, sandbox=sandbox, seed=seed,
                            force=force, require_isolation=require_isolation, formats=formats,
                            hidden_visibility=hidden_visibility, on_start=bar.on_start, on_done=bar.on_done, track=track,
-                           executor=executor)
+                           executor=executor, warm={"numpy": warm, "torch": warm if warm_torch is None else warm_torch})
     except EmptyCohort as exc:
         for path, why in exc.discovery.ignored:
             err.print(f"ignored {path}: {why}", markup=False)
@@ -768,8 +774,9 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
               help="Database URL: sqlite:///PATH or postgresql://USER@HOST/DB (psycopg 3).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Submissions graded at once (one sandbox each).")
+@click.option("--workers", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Submissions graded at once here (one sandbox each); 0: none here, `grade worker` "
+                   "processes on other machines grade.")
 @click.option("--sandbox", type=click.Choice(["docker", "process"]), default="docker", show_default=True,
               help="docker (isolated; the image must be built) or process (development only: every page warns).")
 @click.option("--max-upload-bytes", type=click.IntRange(min=1), default=256 * 1024, show_default=True,
@@ -781,18 +788,21 @@ def report_cmd(scorecards: tuple[Path, ...], output: Path, title: str) -> None:
                    "processes with --sandbox process; one per submission, never reused). 0: none.")
 @click.option("--warm-torch", type=click.IntRange(min=0), default=None,
               help="The same for torch exercises (torch imported). [default: --warm]")
+@click.option("--lease", "lease_s", type=click.FloatRange(min=1.0), default=20.0, show_default=True,
+              help="Seconds a claim of this server's workers holds without a heartbeat.")
 @click.option("--insecure-sandbox", is_flag=True,
               help="With --sandbox process: start even where the process sandbox cannot give every run its "
                    "full box (own uid, PID, IPC, mount and network namespaces, private /tmp, /run, /dev/shm). "
                    "Without it the server refuses to start then; it starts without it only when every "
                    "protection is in force.")
 def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max_upload_bytes: int,
-              rate_limit: int, warm: int, warm_torch: int | None, insecure_sandbox: bool = False) -> None:
+              rate_limit: int, warm: int, warm_torch: int | None, lease_s: float, insecure_sandbox: bool = False) -> None:
     """Run the interview-mode grading service (JSON API and web pages on uvicorn).
 
     Needs GRADER_INTERVIEWER_TOKEN (at least 16 characters) in the environment; it is removed from
     the environment once read, so no child process inherits it. Migrates the database at start and
-    re-queues submissions a killed server left running.
+    registers itself as the server every `grade worker` must agree with; submissions a killed
+    server or worker left running are re-queued when their lease ends.
     """
     import os  # noqa: PLC0415
 
@@ -802,6 +812,24 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
                                "(e.g. `export GRADER_INTERVIEWER_TOKEN=$(python3 -c 'import secrets; "
                                "print(secrets.token_urlsafe(32))')`); the server refuses to start without it")
     err = _console(err=True)
+    if workers:
+        _check_service_sandbox(sandbox, err)
+    import uvicorn  # noqa: PLC0415
+
+    from grader.service.app import Settings, create_app  # noqa: PLC0415
+
+    try:
+        app = create_app(Settings(db_url=db_url, interviewer_token=token, sandbox=sandbox, workers=workers,
+                                  max_source_bytes=max_upload_bytes, max_body_bytes=max_upload_bytes * 2 + 65536,
+                                  rate_limit=rate_limit, warm_numpy=warm,
+                                  warm_torch=warm if warm_torch is None else warm_torch, lease_s=lease_s))
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from exc
+    uvicorn.run(app, host=host, port=port, log_level="info")
+
+
+def _check_service_sandbox(sandbox: str, err: Console) -> None:
+    """Exit 3 when the docker sandbox is not ready; warn about the process sandbox."""
     if sandbox == "docker":
         from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415
 
@@ -825,16 +853,56 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
                      else "each run has its own box (uid, PID, IPC, mount and network namespaces)"), markup=False)
     import uvicorn  # noqa: PLC0415
 
-    from grader.service.app import Settings, create_app  # noqa: PLC0415
 
+@main.command("worker")
+@click.option("--db", "db_url", required=True,
+              help="The server's database: postgresql://USER@HOST/DB (psycopg 3), or sqlite:///PATH when "
+                   "the server runs on this machine.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Submissions graded at once (one grading process and sandbox each).")
+@click.option("--sandbox", type=click.Choice(["docker", "process"]), default="docker", show_default=True,
+              help="docker (isolated; the image must be built here) or process (development only).")
+@click.option("--warm", type=click.IntRange(min=0), default=1, show_default=True,
+              help="Sandboxes each grading process keeps started ahead, NumPy imported. 0: none.")
+@click.option("--warm-torch", type=click.IntRange(min=0), default=None,
+              help="The same for torch exercises (torch imported). [default: --warm]")
+@click.option("--lease", "lease_s", type=click.FloatRange(min=1.0), default=20.0, show_default=True,
+              help="Seconds a claim holds without a heartbeat (one every quarter of it): a worker lost for "
+                   "longer has its submissions graded by another.")
+@click.option("--poll", "poll_s", type=click.FloatRange(min=0.05), default=1.0, show_default=True,
+              help="Seconds between looks at an empty queue.")
+@click.option("--grace", "grace_s", type=click.FloatRange(min=0.0), default=60.0, show_default=True,
+              help="On SIGTERM or Ctrl-C: seconds to finish the gradings in hand before giving them back "
+                   "to the queue (a second Ctrl-C gives them back at once).")
+def worker_cmd(db_url: str, jobs: int, sandbox: str, warm: int, warm_torch: int | None, lease_s: float,
+               poll_s: float, grace_s: float) -> None:
+    """Grade interview-mode submissions from a `grade serve` database, on this machine.
+
+    Run any number, on any machines that reach the database, next to `grade serve --workers 0` (or a
+    server with its own workers): they claim from one queue (each submission graded once), each
+    with its own warm pool and reference cache. A worker refuses to start, naming what differs,
+    unless its grader, Python, NumPy and torch versions and exercise files equal the server's.
+    Heartbeats hold its claims; a worker killed or cut off for longer than --lease has its
+    submissions graded by another, and a late result of the lost one is discarded.
+
+    Exit code 0 after a clean stop (SIGTERM or Ctrl-C), 2 usage error, 3 refused by the server or
+    the sandbox not ready.
+    """
+    import logging  # noqa: PLC0415
+
+    from grader.service.fleet import run_worker  # noqa: PLC0415
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    err = _console(err=True)
+    _check_service_sandbox(sandbox, err)
     try:
-        app = create_app(Settings(db_url=db_url, interviewer_token=token, sandbox=sandbox, workers=workers,
-                                  max_source_bytes=max_upload_bytes, max_body_bytes=max_upload_bytes * 2 + 65536,
-                                  rate_limit=rate_limit, warm_numpy=warm,
-                                  warm_torch=warm if warm_torch is None else warm_torch))
+        code = run_worker(db_url, jobs=jobs, sandbox=sandbox,
+                          warm={"numpy": warm, "torch": warm if warm_torch is None else warm_torch},
+                          lease_s=lease_s, poll_s=poll_s, grace_s=grace_s,
+                          say=lambda line: click.echo(line, err=True))
     except ValueError as exc:
         raise click.UsageError(str(exc)) from exc
-    uvicorn.run(app, host=host, port=port, log_level="info")
+    sys.exit(code)
 
 
 if __name__ == "__main__":  # pragma: no cover

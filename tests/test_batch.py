@@ -193,3 +193,45 @@ def test_ctrl_c_keeps_finished_scorecards_and_leaves_no_sandbox(tmp_path):
     time.sleep(0.5)
     assert _sandbox_processes(str(scratch)) == []
     assert not [p for p in scratch.iterdir() if p.name.startswith("grade-process-")]
+
+
+def test_a_warm_batch_grades_as_a_cold_one(tmp_path):
+    """`grade batch --warm`: each submission after the first takes a sandbox the pool started ahead
+    (one per submission), and its scorecard says what the cold run's says: status, score, every
+    check's verdict and points, and the same sandbox backend, isolation and limits."""
+    from grader.cohort.executors import LocalExecutor  # noqa: PLC0415
+    from grader.sandbox import pool as pool_mod  # noqa: PLC0415
+
+    root = tmp_path / "cohort"
+    root.mkdir()
+    names = ["correct_logsumexp", "bug_ignores_axis", "bug_naive_exp", "bug_returns_float64"]
+    for name in names:
+        shutil.copyfile(SAMPLES / "softmax" / f"{name}.py", root / f"{name}.py")
+    batch(root, tmp_path / "cold", exercise="softmax", jobs=1, sandbox="process", seed=5)
+
+    def ready_for_next(_outcome):  # deterministic: the next submission finds its sandbox started
+        pool, deadline = pool_mod.installed(), time.monotonic() + 120
+        while pool is not None and pool.waiting() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    executor = LocalExecutor(1, warm={"numpy": 1}, sandbox="process")
+    batch(root, tmp_path / "warm", exercise="softmax", sandbox="process", seed=5, executor=executor,
+          on_done=ready_for_next)
+    assert executor.pool is not None and executor.pool.served == len(names) - 1  # the first one ran cold
+    assert executor.pool.closed and pool_mod.installed() is None  # nothing of the pool outlives the batch
+
+    def essence(card):
+        return (card.status, card.score, card.max_score, tuple((c.id, c.verdict, c.points) for c in card.checks),
+                card.sandbox["backend"], card.sandbox["isolation"], card.sandbox["limits"])
+
+    for name in names:
+        cold = read_scorecard(tmp_path / "cold" / "softmax" / f"{name}.json")
+        warm = read_scorecard(tmp_path / "warm" / "softmax" / f"{name}.json")
+        assert essence(warm) == essence(cold), name
+    assert read_scorecard(tmp_path / "warm" / "softmax" / "correct_logsumexp.json").all_passed
+    assert not read_scorecard(tmp_path / "warm" / "softmax" / "bug_ignores_axis.json").all_passed
+
+
+def test_batch_help_names_the_warm_pool():
+    result = CliRunner().invoke(main, ["batch", "--help"])
+    assert result.exit_code == 0 and "--warm INTEGER" in result.output and "--warm-torch" in result.output

@@ -353,7 +353,7 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
               seed: int | None = None, force: bool = False, require_isolation: bool = False,
               on_start: Callable[[int], None] | None = None,
               on_done: Callable[[BatchOutcome], None] | None = None,
-              executor: Executor | None = None) -> tuple[list[BatchOutcome], bool]:
+              executor: Executor | None = None, warm: dict | None = None) -> tuple[list[BatchOutcome], bool]:
     """Grade ``items`` (skipping current scorecards unless ``force``) with ``jobs`` workers.
 
     Args:
@@ -365,8 +365,10 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
         force: grade even when a current scorecard exists.
         on_start: called once with the number of submissions to grade (after resume skips).
         on_done: called with each outcome (skipped ones first) as it finishes.
-        executor: who grades (``grader.cohort.executors``); default ``LocalExecutor(jobs)``. It is
-            closed before this returns.
+        executor: who grades (``grader.cohort.executors``); default ``LocalExecutor(jobs, warm=warm)``.
+            It is closed before this returns.
+        warm: for the default executor: sandboxes each grading process keeps started ahead, by
+            runtime (``{"numpy": n, "torch": m}``, ``grader.sandbox.pool``); None: all cold.
 
     Returns:
         ``(outcomes in the order they finished, interrupted)``.
@@ -378,7 +380,8 @@ def run_batch(items: list[BatchItem], out: Path, *, jobs: int | None = None, san
 
     out = Path(out)
     seed = secrets.randbelow(2**31) if seed is None else int(seed)
-    executor = executor if executor is not None else LocalExecutor(jobs or default_jobs())
+    executor = executor if executor is not None else LocalExecutor(jobs or default_jobs(), warm=warm, sandbox=sandbox,
+                                                                   require_isolation=require_isolation)
     done = on_done or (lambda _o: None)
     outcomes: list[BatchOutcome] = []
     versions: dict[tuple, tuple[str | None, str | None]] = {}
@@ -466,9 +469,9 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
           formats: Iterable[str] = (), hidden_visibility: str = "after_published",
           on_start: Callable[[int], None] | None = None,
           on_done: Callable[[BatchOutcome], None] | None = None, executor: Executor | None = None,
-          track: str | None = None) -> BatchResult:
+          track: str | None = None, warm: dict | None = None) -> BatchResult:
     """``grade batch``: discover, grade, write ``summary.csv`` and the exports (see ``run_batch``;
-    ``executor`` says who grades, default ``LocalExecutor(jobs)``; ``track`` as in ``discover``).
+    ``executor`` says who grades, default ``LocalExecutor(jobs, warm=warm)``; ``track`` as in ``discover``).
 
     Nothing is written before the cohort and the seed are known to be valid. The seed is recorded in
     ``OUT/batch.json`` and reused on resume (``resolve_seed``). ``summary.csv`` is written for what
@@ -491,7 +494,7 @@ def batch(root: Path, out: Path, *, exercise: str | None = None, jobs: int | Non
     try:
         outcomes, interrupted = run_batch(found.items, out, jobs=jobs, sandbox=sandbox, seed=seed, force=force,
                                           require_isolation=require_isolation, on_start=on_start,
-                                          on_done=on_done, executor=executor)
+                                          on_done=on_done, executor=executor, warm=warm)
     except KeyboardInterrupt:
         interrupted = True
     summary = write_summary(found.items, out)

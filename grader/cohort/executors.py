@@ -184,24 +184,44 @@ WORKER_STOPPED = 130
 STOP_GRACE_S = 10.0
 
 
+def _discard_warm_pool() -> None:
+    """Discard the sandboxes this process's warm pool keeps waiting (runners and their folders, or
+    containers) before an ``os._exit``, which skips the pool's own ``atexit`` close."""
+    from grader.sandbox.pool import installed  # noqa: PLC0415
+
+    pool = installed()
+    if pool is not None:
+        try:
+            pool.close(timeout=5.0)
+        except Exception:  # noqa: BLE001 - best effort; the next pool's start sweeps what is left
+            pass
+
+
 def _stop_worker(_signum, _frame) -> None:
     global _STOPPING  # noqa: PLW0603 - the one flag a signal handler may set
     if not _STOPPING:
         _STOPPING = True
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
         if not _BUSY:  # idle between submissions: nothing to clean up, so leave now
+            _discard_warm_pool()
             os._exit(WORKER_STOPPED)
         raise KeyboardInterrupt
 
 
-def _worker_init() -> None:
+def _worker_init(warm: dict | None = None, sandbox: str = "auto", require_isolation: bool = False) -> None:
     """Workers leave Ctrl-C to the parent, which stops them with SIGTERM (turned into KeyboardInterrupt
     here, so the sandbox backend's own clean-up runs). They start with SIGINT and SIGTERM blocked
     (``LocalExecutor`` spawns them so, and the mask survives exec), so a Ctrl-C during their start-up
-    never kills one mid-import; SIGTERM is unblocked once its handler is in place."""
+    never kills one mid-import; SIGTERM is unblocked once its handler is in place. With ``warm``,
+    each worker then installs its own warm pool (``grader.sandbox.pool.install_for``); its waiting
+    sandboxes end with the worker (end of file on their stdin) and are discarded at its exit."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
+    if warm:
+        from grader.sandbox.pool import install_for  # noqa: PLC0415
+
+        install_for(sandbox, warm, require_isolation=require_isolation)
 
 
 def _pool_grade(job: GradeJob) -> dict | None:
@@ -215,6 +235,7 @@ def _pool_grade(job: GradeJob) -> dict | None:
     try:
         return grade_one(job)
     except KeyboardInterrupt:
+        _discard_warm_pool()
         os._exit(WORKER_STOPPED)
     finally:
         _BUSY = False
@@ -227,12 +248,22 @@ class LocalExecutor(Executor):
 
     Args:
         jobs: parallel sandboxes (>= 1).
+        warm: sandboxes each grading process keeps started ahead, by runtime (``{"numpy": n,
+            "torch": m}``; ``grader.sandbox.pool``: one fresh sandbox per submission, with the limits
+            and isolation of a cold run, never reused; the first submission of each exercise runs
+            cold and teaches the pool its limits). None or zeros: every run cold.
+        sandbox, require_isolation: the backend the warm pool starts (as the jobs ask for).
     """
 
     name = "local"
 
-    def __init__(self, jobs: int = 1):
+    def __init__(self, jobs: int = 1, *, warm: dict | None = None, sandbox: str = "auto",
+                 require_isolation: bool = False):
         self.jobs = max(1, int(jobs))
+        self.warm = {k: int(v) for k, v in (warm or {}).items() if int(v) > 0}
+        self.sandbox, self.require_isolation = sandbox, require_isolation
+        #: the warm pool installed in this process when it grades inline (jobs == 1), else None
+        self.pool = None
         self._pool: ProcessPoolExecutor | None = None
         self._futures: dict[Future, int] = {}
         self._jobs: list[GradeJob] = []
@@ -242,14 +273,22 @@ class LocalExecutor(Executor):
         """See ``Executor.imap_unordered``; a worker process that died gives an ``infrastructure_error``."""
         self._jobs = list(jobs)
         if self.jobs == 1 or len(self._jobs) <= 1:
-            for index, job in enumerate(self._jobs):
-                yield index, grade_one(job)
+            if self.warm and len(self._jobs) > 1:
+                from grader.sandbox.pool import install_for  # noqa: PLC0415
+
+                self.pool = install_for(self.sandbox, self.warm, require_isolation=self.require_isolation)
+            try:
+                for index, job in enumerate(self._jobs):
+                    yield index, grade_one(job)
+            finally:
+                self._close_pool()
             return
         blocked = {signal.SIGINT, signal.SIGTERM}
         signal.pthread_sigmask(signal.SIG_BLOCK, blocked)  # inherited by the workers (see _worker_init)
         try:
             self._pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_init)
+                                             initializer=_worker_init,
+                                             initargs=(self.warm, self.sandbox, self.require_isolation))
             self._futures = {self._pool.submit(_pool_grade, job): i for i, job in enumerate(self._jobs)}
         finally:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, blocked)
@@ -302,15 +341,26 @@ class LocalExecutor(Executor):
         return late
 
     def close(self) -> None:
-        """Shut the worker processes down (waits for them; queued jobs are dropped)."""
+        """Shut the worker processes down (waits for them; queued jobs are dropped) and discard this
+        process's warm pool, if it had one."""
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+        self._close_pool()
+
+    def _close_pool(self) -> None:
+        from grader.sandbox import pool as pool_mod  # noqa: PLC0415
+
+        if self.pool is not None and not self.pool.closed:
+            self.pool.close()
+            if pool_mod.installed() is self.pool:
+                pool_mod.install(None)
 
 
 def make_executor(*, jobs: int = 1, ray: str | None = None, sandbox: str = "auto", require_isolation: bool = False,
-                  build_image: bool = False) -> Executor:
+                  build_image: bool = False, warm: dict | None = None) -> Executor:
     """The executor for ``grade batch``: ``RayExecutor`` when ``ray`` is an address (or ``local``: an
-    embedded Ray of ``jobs`` slots), else ``LocalExecutor(jobs)``. Ray is imported only in the first case.
+    embedded Ray of ``jobs`` slots), else ``LocalExecutor(jobs, warm=warm)``. Ray is imported only in
+    the first case (its nodes grade cold: ``warm`` applies to local workers).
 
     Raises:
         grader.cohort.ray_executor.RayUnavailable: Ray is asked for but not installed or unreachable.
@@ -321,4 +371,4 @@ def make_executor(*, jobs: int = 1, ray: str | None = None, sandbox: str = "auto
 
         return RayExecutor(ray, jobs=jobs, sandbox=sandbox, require_isolation=require_isolation,
                            build_image=build_image)
-    return LocalExecutor(jobs)
+    return LocalExecutor(jobs, warm=warm, sandbox=sandbox, require_isolation=require_isolation)

@@ -105,22 +105,23 @@ def _sandbox_state(sandbox: str, require_isolation: bool, build_image: bool) -> 
     return {"ok": True, "backend": backend.info().backend, "built": built}
 
 
-def disagreements(driver: dict, node: dict) -> list[str]:
-    """How ``node``'s fingerprint differs from ``driver``'s, one phrase each (empty: they agree)."""
-    found = [f"{key} {node.get(key)} (driver: {driver.get(key)})" for key in AGREEMENT_FIELDS
+def disagreements(driver: dict, node: dict, *, reference: str = "driver") -> list[str]:
+    """How ``node``'s fingerprint differs from ``driver``'s, one phrase each (empty: they agree);
+    ``reference`` names the side compared with in the phrases (``grade worker`` says ``server``)."""
+    found = [f"{key} {node.get(key)} ({reference}: {driver.get(key)})" for key in AGREEMENT_FIELDS
              if node.get(key) != driver.get(key)]
     for eid in sorted(set(driver["exercises"]) | set(node["exercises"])):
         mine, theirs = driver["exercises"].get(eid), node["exercises"].get(eid)
         if theirs is None:
             found.append(f"exercise {eid} missing")
         elif mine is None:
-            found.append(f"exercise {eid} unknown to the driver")
+            found.append(f"exercise {eid} unknown to the {reference}")
         elif theirs["version"] is None:
             found.append(f"exercise {eid} does not load ({theirs['hash']})")
         elif theirs["version"] != mine["version"]:
-            found.append(f"exercise {eid} version {theirs['version']} (driver: {mine['version']})")
+            found.append(f"exercise {eid} version {theirs['version']} ({reference}: {mine['version']})")
         elif theirs["hash"] != mine["hash"]:
-            found.append(f"exercise {eid} files differ (hash {str(theirs['hash'])[:12]}, driver: {mine['hash'][:12]})")
+            found.append(f"exercise {eid} files differ (hash {str(theirs['hash'])[:12]}, {reference}: {mine['hash'][:12]})")
     state = node.get("sandbox")
     if state is not None and not state.get("ok"):
         found.append(f"sandbox not ready: {state.get('why')}")

@@ -283,3 +283,28 @@ def wrap(backend):
     if pool is None or getattr(pool.backend, "name", None) != getattr(backend, "name", None):
         return backend
     return PooledSandbox(pool.backend, pool)
+
+
+def install_for(sandbox: str, sizes: dict[str, int] | None, *, require_isolation: bool = False) -> WarmPool | None:
+    """Install (``install``) a ``WarmPool`` of the backend ``select_sandbox(sandbox)`` picks here, keeping
+    ``sizes`` sandboxes waiting per runtime (``{"numpy": n, "torch": m}``), and return it; None (nothing
+    installed) when ``sizes`` asks for none, a pool is installed already, the backend is not ready (each
+    grading then reports that itself) or cannot start sandboxes ahead.
+
+    Args:
+        sandbox: ``auto``, ``process`` or ``docker`` (``grader.sandbox.select_sandbox``).
+        require_isolation: as for ``select_sandbox``.
+    """
+    from grader.sandbox import SandboxUnavailable, select_sandbox  # noqa: PLC0415 - the package imports us
+
+    if not sizes or not any(int(v) for v in sizes.values()) or installed() is not None:
+        return None
+    try:
+        backend, _why = select_sandbox(sandbox, require_isolation=require_isolation)
+    except (SandboxUnavailable, ValueError):
+        return None
+    if not supports_warm(backend):
+        return None
+    pool = WarmPool(backend, sizes)
+    install(pool)
+    return pool

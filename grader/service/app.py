@@ -26,7 +26,8 @@ from starlette.datastructures import UploadFile
 from grader.service import csrf, records, regrades
 from grader.service.db import DEFAULT_MAX_ATTEMPTS, Cohort, Submission, make_engine, migrate, session_factory
 from grader.service.deps import DB, Anyone, CandidateP, Interviewer
-from grader.service.queue import requeue_running
+from grader.service import fleet
+from grader.service.queue import DEFAULT_LEASE_S
 from grader.service.records import Refused, parse_id
 from grader.service.worker import WorkerPool
 
@@ -41,13 +42,15 @@ class Settings:
         db_url: SQLAlchemy URL (``sqlite:///PATH`` or ``postgresql://...``).
         interviewer_token: the interviewer's bearer token (from ``GRADER_INTERVIEWER_TOKEN``).
         sandbox: ``docker`` (the default of ``grade serve``) or ``process`` (warned about on every page).
-        workers: grading threads.
+        workers: grading threads (0: none here; ``grade worker`` processes grade).
         max_source_bytes: size cap of one submitted file (bytes).
         max_body_bytes: cap of a whole request body (bytes); past it the request gets 413.
         rate_limit: submissions per candidate per ``rate_window_s`` seconds.
         poll_s: seconds an idle worker waits before looking at the queue again.
         warm_numpy, warm_torch: sandboxes each worker keeps started ahead with NumPy / torch imported
             (``grader.sandbox.pool``; ``process`` backend only, docker runs cold); 0 turns it off.
+        lease_s: seconds a claim of this server's workers holds without a heartbeat
+            (``grader.service.fleet``).
     """
 
     db_url: str
@@ -61,6 +64,7 @@ class Settings:
     poll_s: float = 1.0
     warm_numpy: int = 1
     warm_torch: int = 1
+    lease_s: float = DEFAULT_LEASE_S
 
 
 class BodyLimit:
@@ -183,7 +187,9 @@ async def _read_upload(request: Request, settings: Settings) -> tuple[str, bytes
 
 
 def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
-    """The service. At start: migrate the database, re-queue work left ``running``, start the workers.
+    """The service. At start: migrate the database, register this server (its fingerprint is what every
+    ``grade worker`` must agree with), start its heartbeat (which also re-queues claims whose
+    worker stopped heartbeating, such as a killed server's) and its workers.
 
     Raises:
         ValueError: no interviewer token, or a bad database URL.
@@ -196,16 +202,18 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
     async def lifespan(app: FastAPI):
         migrate(engine)
         regrades.interrupt_running(app.state.sessions)  # a regrade cut short by a stop stays readable
-        back = requeue_running(app.state.sessions)
-        if back:
-            log.warning("re-queued %d submissions left running by a previous server", back)
+        server_id = fleet.register(app.state.sessions, "server", fleet.local_fingerprint())
+        heartbeat = fleet.Heartbeat(app.state.sessions, server_id, settings.lease_s).start()
         pool = WorkerPool(app.state.sessions, settings.workers, settings.sandbox, settings.poll_s,
-                          warm={"numpy": settings.warm_numpy, "torch": settings.warm_torch})
+                          warm={"numpy": settings.warm_numpy, "torch": settings.warm_torch},
+                          worker_id=server_id, lease_s=settings.lease_s)
         app.state.pool = pool
         if start_workers:
             pool.start()
         yield
         pool.stop()
+        heartbeat.stop()
+        fleet.mark_stopped(app.state.sessions, server_id, "stopped")
         engine.dispose()
 
     app = FastAPI(title="attention-grader interview mode", lifespan=lifespan)

@@ -2,9 +2,12 @@
 
 Tables: ``cohorts`` (an interview round: exercise ids, one hidden seed fixed at creation, opening
 and closing times, attempts allowed per candidate and exercise), ``candidates`` (invite tokens stored as SHA-256 hex digests, never in clear),
-``submissions`` (source bytes, sha256, exercise, times, queue status) and ``scorecards`` (the
-interviewer-view JSON of ``grader/schemas/scorecard.schema.json``, at most one per submission: the
-primary key makes "graded exactly once" a database constraint).
+``submissions`` (source bytes, sha256, exercise, times, queue status, and while ``running`` the
+claiming worker and its lease), ``scorecards`` (the interviewer-view JSON of
+``grader/schemas/scorecard.schema.json``, at most one per submission: the primary key makes "graded
+exactly once" a database constraint), ``workers`` (every ``grade serve`` and ``grade worker``
+process: what it grades with and its last heartbeat) and ``gradings`` (one row per claim and how
+it ended: the record that shows each submission was graded once).
 
 The schema is created and upgraded by the Alembic revisions in ``grader/service/migrations``
 (``migrate``), never by ``create_all``. URLs: ``sqlite:///PATH`` (the default, a file) or
@@ -114,6 +117,51 @@ class Submission(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: while ``running``: the ``Worker.id`` holding the claim (None otherwise)
+    worker_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    #: while ``running``: the claim ends at this time (database clock) unless its worker's heartbeat
+    #: renews it; past it the submission goes back to the queue (``grader.service.fleet``)
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class Worker(Base):
+    """One grading process of the service: a ``grade serve`` (role ``server``; the newest one's
+    ``fingerprint`` is what every worker must agree with) or a ``grade worker`` (role ``worker``).
+
+    ``agreement`` is the sha256 of the fields that must agree (``grader.service.fleet.agreement``);
+    ``note`` says why a worker was refused or how it stopped.
+    """
+
+    __tablename__ = "workers"
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    role: Mapped[str] = mapped_column(String(16))
+    host: Mapped[str] = mapped_column(String(255))
+    pid: Mapped[int] = mapped_column(Integer)
+    fingerprint: Mapped[dict] = mapped_column(JSON)
+    agreement: Mapped[str] = mapped_column(String(64))
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+#: How a grading (one claim) ended: its scorecard stored; its result arrived after the claim was
+#: taken over (discarded); an infrastructure error sent it back to the queue / failed it for good;
+#: its worker stopped heartbeating (expired); its worker stopped and gave it back (released).
+GRADING_OUTCOMES = ("graded", "discarded", "retried", "failed", "expired", "released")
+
+
+class Grading(Base):
+    """One claim of a submission by a worker, and how it ended (``outcome`` None while it runs)."""
+
+    __tablename__ = "gradings"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
+    worker_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    claim_token: Mapped[str] = mapped_column(String(64), unique=True)
+    claimed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    outcome: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class StoredScorecard(Base):
@@ -251,6 +299,16 @@ def make_engine(url: str = DEFAULT_DB_URL) -> Engine:
 def is_postgres(engine: Engine) -> bool:
     """Whether ``engine`` talks to PostgreSQL (the queue then claims with SKIP LOCKED)."""
     return engine.dialect.name == "postgresql"
+
+
+def db_now(session) -> datetime:
+    """The database's clock (PostgreSQL ``now()``, aware UTC), so that workers on machines whose
+    clocks differ agree on when a lease ends; SQLite (one machine) uses this machine's clock."""
+    if is_postgres(session.get_bind()):
+        from sqlalchemy import func, select  # noqa: PLC0415
+
+        return as_utc(session.scalar(select(func.now())))
+    return utcnow()
 
 
 def session_factory(engine: Engine) -> sessionmaker:

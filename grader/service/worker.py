@@ -1,12 +1,14 @@
 """Workers of the service: receive, run, report, acknowledge.
 
-Each worker is a thread of the server process. It claims one submission (``queue.claim``), grades
-it in a fresh sandbox through ``grade_one_json`` (the executor seam shared with ``grade batch``) in
-a grading process of its own,
+Each worker is a thread of the server process (``grade serve``) or of a ``grade worker`` process on
+any machine (``grader.service.fleet``). It claims one submission (``queue.claim``, under its worker
+id and a lease its process's heartbeat renews), grades it in a fresh sandbox through
+``grade_one_json`` (the executor seam shared with ``grade batch``) in a grading process of its own,
 then stores the scorecard and marks the submission graded in one transaction (``queue.complete``).
-A crash anywhere before that commit leaves the submission ``running``; the next start re-queues it
-(``queue.requeue_running``), and grading it again is harmless because nothing was stored. An
-infrastructure error is retried (``queue.retry_or_fail``) and never stored as a score.
+A crash anywhere before that commit leaves the submission ``running`` until its lease ends; then any
+live worker re-queues it (``queue.requeue_expired``), and grading it again is harmless because
+nothing was stored (a late result of the lost claim is discarded). An infrastructure error is
+retried (``queue.retry_or_fail``) and never stored as a score.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import os
 import signal
 import sys
 import threading
+import time
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -62,12 +65,18 @@ def grade_one_json(exercise_id: str, source: bytes, seed: int, sandbox: str) -> 
         document = grade_one(job)
     finally:
         _BUSY.clear()
+        if _DYING.is_set():
+            # SIGTERM from the kernel (the worker died): the sandbox is cleaned up by now; leave,
+            # instead of going back to wait on a call queue that this process itself holds open
+            os._exit(0)
     validate(document)
     return document
 
 
 #: Set while this grading process grades (its sandbox then needs the clean-up on the way out).
 _BUSY = threading.Event()
+#: Set by SIGTERM during a grading: the process exits once the sandbox is cleaned up.
+_DYING = threading.Event()
 
 
 def _on_sigterm(_signum, _frame) -> None:
@@ -83,6 +92,7 @@ def _on_sigterm(_signum, _frame) -> None:
             except Exception:  # noqa: BLE001 - best effort; the sweep removes what is left
                 pass
         os._exit(0)
+    _DYING.set()
     raise KeyboardInterrupt  # the sandbox backend's own clean-up runs on the way out
 
 
@@ -171,22 +181,37 @@ class GradingProcesses:
             pool.shutdown(wait=False, cancel_futures=True)
             raise
 
-    def shutdown(self) -> None:
-        """Stop the processes (after their current submission)."""
+    def shutdown(self, wait: bool = True) -> None:
+        """Stop the processes: after their current submission, or (``wait=False``) at once: each gets
+        SIGTERM, cleans up its sandbox and exits (``_on_sigterm``), so that this process's exit does
+        not wait for a grading whose claim was given back."""
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if pool is None:
+            return
+        processes = [] if wait else list((getattr(pool, "_processes", None) or {}).values())  # no public API
+        pool.shutdown(wait=wait, cancel_futures=True)
+        for proc in processes:
+            try:
+                os.kill(proc.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
 
 
-def process_one(factory: sessionmaker, sandbox: str, grade=grade_one_json) -> bool:
+def process_one(factory: sessionmaker, sandbox: str, grade=grade_one_json, *, worker_id: str | None = None,
+                lease_s: float = queue.DEFAULT_LEASE_S, agreement: str | None = None) -> bool:
     """Claim and grade one submission with ``grade`` (``grade_one_json`` or a ``GradingProcesses``).
 
+    Args:
+        worker_id, lease_s, agreement: of the claim (``queue.claim``).
     Returns False when the queue was empty.
+    Raises:
+        queue.WorkerRefused: this worker disagrees with the server (nothing claimed).
     """
-    claim = queue.claim(factory)
+    claim = queue.claim(factory, worker_id=worker_id, lease_s=lease_s, agreement=agreement)
     if claim is None:
         return False
+    started = time.monotonic()
     try:
         document = grade(claim.exercise, claim.source, claim.seed, sandbox)
         card = Scorecard.from_json(document)
@@ -199,8 +224,12 @@ def process_one(factory: sessionmaker, sandbox: str, grade=grade_one_json) -> bo
         log.warning("submission %s: infrastructure error (attempt %s) -> %s", claim.submission_id,
                     claim.attempt, status or "claim lost")
         return True
-    if not queue.complete(factory, claim, document, card.score, card.max_score):
-        log.warning("submission %s: claim lost before its scorecard was stored", claim.submission_id)
+    if queue.complete(factory, claim, document, card.score, card.max_score):
+        log.info("graded submission %s (%s, attempt %s) in %.1f s: %g/%g", claim.submission_id, claim.exercise,
+                 claim.attempt, time.monotonic() - started, card.score, card.max_score)
+    else:
+        log.warning("submission %s: claim lost before its scorecard was stored (result discarded)",
+                    claim.submission_id)
     return True
 
 
@@ -210,15 +239,26 @@ class WorkerPool:
 
     Args:
         factory: session factory of the service's database.
-        n: number of workers (each grades one submission at a time).
+        n: number of workers (each grades one submission at a time); 0: none (``grade serve
+            --workers 0``, when ``grade worker`` processes grade).
         sandbox: ``docker`` or ``process``.
         poll_s: seconds a worker sleeps when the queue is empty, unless ``wake`` is called.
         warm: warm sandboxes per grading process, by runtime (see ``GradingProcesses``).
+        worker_id: the ``workers`` row whose heartbeat holds the claims (``grader.service.fleet``).
+        lease_s: seconds a claim holds without a heartbeat.
+        agreement: the agreement digest every claim checks against the server's (None: no check,
+            the server's own workers).
+        on_stop: called (from a worker thread) when the pool stops itself: refused by the server.
     """
 
-    def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0, warm: dict | None = None):
+    def __init__(self, factory: sessionmaker, n: int, sandbox: str, poll_s: float = 1.0, warm: dict | None = None,
+                 *, worker_id: str | None = None, lease_s: float = queue.DEFAULT_LEASE_S,
+                 agreement: str | None = None, on_stop=None):
         self.factory, self.n, self.sandbox, self.poll_s = factory, n, sandbox, poll_s
-        self.grade = GradingProcesses(n, sandbox, warm)
+        self.worker_id, self.lease_s, self.agreement, self.on_stop = worker_id, lease_s, agreement, on_stop
+        self.grade = GradingProcesses(max(n, 1), sandbox, warm)
+        #: why the server refused this worker (set when a claim raised ``WorkerRefused``), else None
+        self.refused: str | None = None
         self._stop = threading.Event()
         self._wake = threading.Condition()
         self._threads: list[threading.Thread] = []
@@ -235,18 +275,39 @@ class WorkerPool:
         with self._wake:
             self._wake.notify_all()
 
-    def stop(self, timeout: float = 30.0) -> None:
-        """Stop after the current submissions (seconds to wait for them)."""
+    def stop(self, timeout: float = 30.0, interrupted=lambda: False) -> list[int]:
+        """Stop claiming, and wait up to ``timeout`` seconds (or until ``interrupted()`` is true) for
+        the gradings in hand; those not done by then are given back to the queue (``queue.release``)
+        when the pool has a ``worker_id``, and their grading processes are left to die with this one.
+
+        Returns:
+            The ids of the submissions given back.
+        """
         self._stop.set()
         self.wake()
+        deadline = time.monotonic() + timeout
         for t in self._threads:
-            t.join(timeout)
-        self.grade.shutdown()
+            while t.is_alive() and time.monotonic() < deadline and not interrupted():
+                t.join(0.2)
+        busy = any(t.is_alive() for t in self._threads)
+        released = queue.release(self.factory, self.worker_id) if busy and self.worker_id else []
+        if released:
+            log.warning("gave back %d submissions still being graded: %s", len(released), ", ".join(map(str, released)))
+        self.grade.shutdown(wait=not busy)
+        return released
 
     def _loop(self) -> None:
         while not self._stop.is_set():
             try:
-                busy = process_one(self.factory, self.sandbox, self.grade)
+                busy = process_one(self.factory, self.sandbox, self.grade, worker_id=self.worker_id,
+                                   lease_s=self.lease_s, agreement=self.agreement)
+            except queue.WorkerRefused as exc:
+                log.error("refused by the server: %s", exc)
+                self.refused = str(exc)
+                self._stop.set()
+                if self.on_stop is not None:
+                    self.on_stop()
+                return
             except Exception:  # noqa: BLE001 - database unreachable: wait, then try again
                 log.exception("worker loop")
                 busy = False

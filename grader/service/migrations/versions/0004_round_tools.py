@@ -6,13 +6,13 @@ beside the submission's row in ``scorecards``; the interviewer's choice of which
 ``regrades.accepted`` (at most one accepted regrade per cohort; none: the original scorecards).
 
 Revision ID: 0004
-Revises: 0001 (the integrator re-chains it after 0002 and 0003)
+Revises: 0003
 """
 import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0001"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
