@@ -26,9 +26,9 @@ from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
-from grader.service import csrf, records
+from grader.service import csrf, feedback, history, records, sessions
 from grader.service.db import Candidate, Cohort, Submission, as_utc
-from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
+from grader.service.deps import COOKIE, DB, Anyone, CandidateAnyTime, CandidateP, Interviewer, MaybeAnyone, identify
 from grader.service.records import Refused, parse_id
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -42,6 +42,19 @@ def _when(moment) -> str:
 
 
 _ENV.filters["when"] = _when
+
+
+def _dur(seconds) -> str:
+    """Seconds as ``+1 h 02 min`` / ``+3 min 05 s`` ("" for None): time since a session's start."""
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"+{h} h {m:02d} min" if h else f"+{m} min {sec:02d} s"
+
+
+_ENV.filters["dur"] = _dur
 
 
 def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
@@ -148,6 +161,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         if exercise_id not in cohort.exercises:
             raise HTTPException(404, "not found")
         ex = get_exercise(exercise_id)
+        sessions.record_open(session, who.candidate.id, ex.id, app.state.clock())
         return page("exercise.html.j2", who=who, ex=ex, spec=ex.spec_path.read_text(encoding="utf-8"),
                     stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
                     left=records.attempts_left(session, who.candidate, cohort)[ex.id])
@@ -170,7 +184,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(exc.status, str(exc)) from None
         card = records.stored_card(session, sub)
         return page("submission.html.j2", who=who, sub=sub, card=card and card.candidate_view(), source=None,
-                    candidate=None)
+                    candidate=None, timeline=None)
 
     # -- interviewer ------------------------------------------------------------------------------
 
@@ -200,7 +214,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         subs = list(session.scalars(select(Submission).join(Candidate, Candidate.id == Submission.candidate_id)
                                     .where(Candidate.cohort_id == cohort.id).order_by(Submission.id.desc())))
         return page("cohort.html.j2", who=who, cohort=cohort, summary=summary, distribution=distribution,
-                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS))
+                    candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS),
+                    on_task=sessions.time_on_task(session, cohort, app.state.clock()))
 
     @app.get("/interviewer/cohorts/{cohort_id}/report", response_class=HTMLResponse)
     def interviewer_report(cohort_id: str, session: DB, who: Interviewer):
@@ -219,7 +234,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(exc.status, str(exc)) from None
         return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
                     source=sub.source.decode("utf-8", errors="replace"),
-                    candidate=session.get(Candidate, sub.candidate_id))
+                    candidate=session.get(Candidate, sub.candidate_id), timeline=history.timeline(session, sub))
 
     @app.get("/interviewer/diff", response_class=HTMLResponse)
     def interviewer_diff(session: DB, who: Interviewer, a: str = "", b: str = ""):
@@ -236,6 +251,71 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             cards.append((f"#{sub.id}", card))
         if cards[0][1].exercise["id"] != cards[1][1].exercise["id"]:
             raise HTTPException(422, "a diff compares two attempts at one exercise")
-        return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b)
+        subs = [records.own_submission(session, parse_id(x), None) for x in (a, b)]
+        return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b,
+                    source_diff=history.source_diff(subs[0].source, subs[1].source))
+
+    # -- feedback pages (issue 21 item 6) ----------------------------------------------------------
+
+    def feedback_file(doc: dict, name: str) -> HTMLResponse:
+        """The self-contained feedback file (inline CSS, no scripts, no external links) as a download."""
+        html = _ENV.get_template("feedback_file.html.j2").render(fb=doc)
+        return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                           "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                                           "X-Content-Type-Options": "nosniff"})
+
+    def released_candidate(session, who) -> Candidate:
+        cand = session.get(Candidate, who.candidate.id)
+        if feedback.released_at(session.get(Cohort, cand.cohort_id), cand) is None:
+            raise HTTPException(403, records.NOT_RELEASED)
+        return cand
+
+    @app.get("/candidate/feedback", response_class=HTMLResponse)
+    def candidate_feedback(session: DB, who: CandidateAnyTime):
+        """The candidate's released feedback page (also after a timed session); 403 before release."""
+        cand = released_candidate(session, who)
+        return page("feedback.html.j2", who=who, fb=feedback.feedback(session, cand), download="/candidate/feedback.html")
+
+    @app.get("/candidate/feedback.html")
+    def candidate_feedback_file(session: DB, who: CandidateAnyTime):
+        """The released feedback page as one self-contained HTML file (a download); 403 before release."""
+        cand = released_candidate(session, who)
+        return feedback_file(feedback.feedback(session, cand), "feedback.html")
+
+    def cohort_candidate(session, cand_id: str) -> Candidate:
+        cand = session.get(Candidate, parse_id(cand_id)) if parse_id(cand_id) else None
+        if cand is None:
+            raise HTTPException(404, "not found")
+        return cand
+
+    @app.get("/interviewer/candidates/{cand_id}/feedback", response_class=HTMLResponse)
+    def interviewer_feedback(cand_id: str, session: DB, who: Interviewer):
+        """What the candidate's feedback page shows (a preview before release, the page after)."""
+        cand = cohort_candidate(session, cand_id)
+        return page("feedback.html.j2", who=who, fb=feedback.feedback(session, cand),
+                    download=f"/interviewer/candidates/{cand.id}/feedback.html")
+
+    @app.get("/interviewer/candidates/{cand_id}/feedback.html")
+    def interviewer_feedback_file(cand_id: str, session: DB, who: Interviewer):
+        """The candidate's feedback page as a self-contained HTML file (to send by mail, say)."""
+        cand = cohort_candidate(session, cand_id)
+        return feedback_file(feedback.feedback(session, cand), f"feedback-candidate-{cand.id}.html")
+
+    @app.post("/interviewer/cohorts/{cohort_id}/feedback")
+    def interviewer_release(cohort_id: str, session: DB, who: Interviewer,
+                            csrf_token: str = Form(default="", max_length=128),
+                            candidate_id: str = Form(default="", max_length=20),
+                            released: str = Form(default="1", max_length=1)):
+        """The release form of the cohort page (form token checked): one candidate, or all without an id."""
+        csrf.require(key, who.session, csrf_token)
+        cohort = cohort_or_404(session, cohort_id)
+        cand = parse_id(candidate_id) if candidate_id else None
+        if candidate_id and cand is None:
+            raise HTTPException(404, "not found")
+        try:
+            records.release_feedback(session, cohort, cand, released == "1", app.state.clock())
+        except Refused as exc:
+            raise HTTPException(exc.status, str(exc)) from None
+        return RedirectResponse(f"/interviewer/cohorts/{cohort.id}", 303)
 
     _ = Anyone  # the API's dependency aliases are shared; pages use the role-specific ones
