@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from test_service_pages import _login, browser  # noqa: F401 - the Chromium fixture and login of the pages' tests
 from service_helpers import INTERVIEWER_TOKEN, Postgres, auth, free_port, get, post, wait_final
 
 pytestmark = [pytest.mark.service, pytest.mark.slow]
@@ -257,3 +258,65 @@ def test_feedback_names_public_mistakes_and_says_what_to_read(live):
         assert any("every axis" in x["text"] for x in axes["read"])  # the spec's row for the check
     page = get(f"{live.url}/candidate/feedback", headers=auth(fay["token"])).text
     assert 'class="mistake"' in page and "Likely mistake" in page
+
+
+# -- in headless Chromium ------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_in_chromium_time_left_timeline_and_feedback_release(live, three, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    driver = browser
+    if True:
+        c = cohort(live, name="browser timed", duration_minutes=90)
+        gil = invite(live, c["id"], "Gil")
+        _login(driver, live.url, gil["token"], "/candidate")
+        timer = driver.find_element(By.ID, "time-left")
+        assert timer.get_attribute("data-seconds-left") == str(90 * 60) and "1 h 30 min left" in timer.text
+        live.clock.advance(minutes=91)
+        driver.get(live.url + "/candidate")
+        assert "Your time is up" in driver.page_source
+        r = upload(live, gil["token"], GOOD)
+        assert r.status_code == 403
+
+        _login(driver, live.url, INTERVIEWER_TOKEN, "/interviewer")
+        driver.get(f"{live.url}/interviewer/submissions/{three['ids'][2]}")
+        attempts = driver.find_elements(By.CSS_SELECTOR, "#timeline li.attempt")
+        assert [a.get_attribute("data-submission") for a in attempts] == [str(i) for i in three["ids"]]
+        assert attempts[2].get_attribute("data-score") == "16.0"
+        assert attempts[1].find_elements(By.CSS_SELECTOR, "li.changed-check")
+        # release Gil's feedback with the cohort page's form (its CSRF token), then Gil reads it
+        driver.get(f"{live.url}/interviewer/cohorts/{c['id']}")
+        assert driver.find_element(By.ID, "duration")
+        driver.find_element(By.CSS_SELECTOR, f"button.release-one[data-candidate='{gil['id']}']").click()
+        assert driver.find_element(By.CSS_SELECTOR, f".released[data-candidate='{gil['id']}']")
+        _login(driver, live.url, gil["token"], "/candidate")  # the start page is 403 now (time is up)
+        driver.get(live.url + "/candidate/feedback")
+        assert "Feedback for Gil" in driver.find_element(By.ID, "feedback").text
+        # the downloaded file opens from disk with everything in it
+        f = tmp_path / "feedback.html"
+        f.write_text(get(f"{live.url}/candidate/feedback.html", headers=auth(gil["token"])).text, encoding="utf-8")
+        driver.get(f.as_uri())
+        assert "Feedback for Gil" in driver.find_element(By.ID, "feedback").text
+        assert driver.find_elements(By.CSS_SELECTOR, "section[id='spec-softmax-contract']")
+
+
+def test_release_forms_need_the_form_token_of_the_cookie_session(live):
+    from grader.service import csrf
+
+    c = cohort(live, name="forms")
+    hal = invite(live, c["id"], "Hal")
+    jar = {"grader_session": INTERVIEWER_TOKEN}  # the login cookie, no Bearer header: a form request
+    good = csrf.form_token(csrf.derive_key(INTERVIEWER_TOKEN), INTERVIEWER_TOKEN)
+    other = csrf.form_token(csrf.derive_key(INTERVIEWER_TOKEN), hal["token"])
+    for bad in (None, other):
+        data = {"candidate_id": str(hal["id"])} | ({} if bad is None else {"csrf_token": bad})
+        assert post(f"{live.url}/interviewer/cohorts/{c['id']}/feedback", cookies=jar, data=data).status_code == 403
+        headers = {} if bad is None else {"X-CSRF-Token": bad}
+        assert post(f"{live.url}/api/cohorts/{c['id']}/feedback", cookies=jar, headers=headers, json={}).status_code == 403
+    assert get(f"{live.url}/api/feedback", headers=auth(hal["token"])).status_code == 403  # nothing was released
+    r = post(f"{live.url}/interviewer/cohorts/{c['id']}/feedback", cookies=jar,
+             data={"candidate_id": str(hal["id"]), "csrf_token": good}, follow_redirects=False)
+    assert r.status_code == 303
+    assert get(f"{live.url}/api/feedback", headers=auth(hal["token"])).status_code == 200

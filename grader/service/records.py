@@ -146,9 +146,8 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
     if used >= cohort.max_attempts:
         raise Refused(409, f"no attempts left at {exercise}: all {cohort.max_attempts} allowed in this interview "
                            f"are used")
-    sub = queue.enqueue(session, candidate, exercise, source, filename, created_at=now)
-    sessions.record_open(session, candidate.id, exercise, now)  # an upload without the page opens it too
-    return sub
+    sessions.note_open(session, candidate.id, exercise, now)  # an upload without the page opens it too
+    return queue.enqueue(session, candidate, exercise, source, filename, created_at=now)
 
 
 #: What a candidate is told before their feedback page is released.

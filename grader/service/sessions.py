@@ -103,10 +103,22 @@ def start(session: Session, candidate_id: int, now: datetime) -> Timer:
     return t
 
 
+def note_open(session: Session, candidate_id: int, exercise: str, now: datetime) -> None:
+    """Like ``record_open`` inside the caller's transaction (committed with it): an upload is an open
+    too. A concurrent first open only rolls back its own savepoint."""
+    if session.get(ExerciseOpen, (candidate_id, exercise)) is not None:
+        return
+    try:
+        with session.begin_nested():
+            session.add(ExerciseOpen(candidate_id=candidate_id, exercise=exercise, opened_at=now))
+    except IntegrityError:
+        pass
+
+
 def record_open(session: Session, candidate_id: int, exercise: str, now: datetime) -> None:
     """Keep the first time ``candidate_id`` opened ``exercise`` (later opens change nothing)."""
     if session.get(ExerciseOpen, (candidate_id, exercise)) is not None:
-        session.rollback()
+        session.commit()
         return
     session.add(ExerciseOpen(candidate_id=candidate_id, exercise=exercise, opened_at=now))
     try:
