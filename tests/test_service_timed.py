@@ -218,6 +218,8 @@ def test_feedback_page_only_after_release_and_its_file_is_self_contained(live, t
     assert r.status_code == 200 and r.json()["released_at"] == live.clock.now.isoformat(timespec="seconds")
     assert get(f"{live.url}/api/feedback", headers=auth(cand)).status_code == 403
     assert get(f"{live.url}/api/feedback", headers=auth(other["token"])).status_code == 200
+    assert 'id="feedback-link"' in get(f"{live.url}/candidate", headers=auth(other["token"])).text
+    assert 'id="feedback-link"' not in get(f"{live.url}/candidate", headers=auth(cand)).text
     assert post(f"{live.url}/api/cohorts/{cid}/feedback", headers=auth(cand), json={}).status_code == 403
     assert post(f"{live.url}/api/cohorts/{cid}/feedback", headers=auth(INTERVIEWER_TOKEN),
                 json={"candidate_id": 10**6}).status_code == 404
@@ -320,3 +322,49 @@ def test_release_forms_need_the_form_token_of_the_cookie_session(live):
              data={"candidate_id": str(hal["id"]), "csrf_token": good}, follow_redirects=False)
     assert r.status_code == 303
     assert get(f"{live.url}/api/feedback", headers=auth(hal["token"])).status_code == 200
+
+
+def test_migration_0005_leaves_existing_cohorts_untimed_and_goes_back_down(tmp_path):
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import select
+
+    from grader.service.db import MIGRATIONS_DIR, Cohort, make_engine, migrate, session_factory
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'old.db'}")
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS_DIR))
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.upgrade(cfg, "0002")
+        conn.exec_driver_sql("INSERT INTO cohorts (name, exercises, seed, created_at, max_attempts) "
+                             "VALUES ('old', '[\"softmax\"]', 1, '2026-01-01 00:00:00', 10)")
+    migrate(engine)
+    with session_factory(engine)() as s:
+        old = s.scalars(select(Cohort)).one()
+        assert old.duration_minutes is None and old.feedback_released_at is None
+    with engine.begin() as conn:
+        cfg.attributes["connection"] = conn
+        command.downgrade(cfg, "0002")
+        assert "duration_minutes" not in [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(cohorts)")]
+        assert "started_at" not in [r[1] for r in conn.exec_driver_sql("PRAGMA table_info(candidates)")]
+        tables = [r[0] for r in conn.exec_driver_sql("SELECT name FROM sqlite_master WHERE type='table'")]
+        assert "exercise_opens" not in tables
+    engine.dispose()
+
+
+def test_timer_ends_at_the_earlier_of_session_and_closing_and_says_time_left():
+    from grader.service.db import Candidate, Cohort
+    from grader.service.sessions import timer
+
+    cohort = Cohort(duration_minutes=90, closes_at=T0 + timedelta(minutes=60))
+    cand = Candidate(started_at=T0)
+    t = timer(cohort, cand, T0 + timedelta(minutes=15, seconds=30))
+    assert t.ends_at == T0 + timedelta(minutes=60) and t.seconds_left == 44 * 60 + 30 and not t.expired
+    assert t.left_text == "44 min 30 s left"
+    cohort.closes_at = None
+    t = timer(cohort, cand, T0 + timedelta(minutes=20))
+    assert t.ends_at == T0 + timedelta(minutes=90) and t.left_text == "1 h 10 min left"
+    t = timer(cohort, cand, T0 + timedelta(minutes=90))
+    assert t.expired and t.seconds_left == 0 and t.left_text == "time is up"
+    assert not timer(Cohort(duration_minutes=None), Candidate(started_at=T0), T0 + timedelta(days=9)).expired

@@ -2,8 +2,9 @@
 
 Routes stay thin: they authorise (``grader.service.deps``), parse, and call ``grader.service.records``.
 Status codes: 201 created, 202 accepted (queued), 401 no valid token, 403 the wrong role (a
-candidate asking for the interviewer view, an interviewer submitting) or a form from another site,
-origin or port (``grader.service.csrf``), 404 for ids that are absent or another candidate's alike,
+candidate asking for the interviewer view, an interviewer submitting), a form from another site,
+origin or port (``grader.service.csrf``), a candidate after their timed session
+(``grader.service.sessions``) or before their feedback is released, 404 for ids that are absent or another candidate's alike,
 409 no attempt left at the exercise, 413 over the size cap, 422 invalid input, 429 over the rate limit.
 """
 

@@ -9,7 +9,11 @@ a URL. Authorisation is the API's: 401 without a token, 403 for the wrong role, 
 are absent or another candidate's. Every form carries a token bound to the session (the login form:
 to a pre-session cookie set with it), and a form post from another site or port is refused with a
 403 page (``grader.service.csrf``). A candidate sees the attempts left at each exercise; past the
-last, the upload form is replaced by a note and a post gets a 409 page.
+last, the upload form is replaced by a note and a post gets a 409 page. In a timed cohort every
+candidate page shows the time left, and after it a 403 page (``grader.service.sessions``); the
+interviewer's submission page carries the attempt timeline (``grader.service.history``) and the
+cohort page the time on task and the feedback release forms; a released feedback page
+(``grader.service.feedback``) is the candidate's, also as one self-contained HTML file.
 """
 
 from __future__ import annotations
@@ -152,7 +156,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         exercises = [get_exercise(e) for e in cohort.exercises]
         return page("candidate.html.j2", who=who, cohort=cohort, exercises=exercises,
-                    attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort))
+                    attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort),
+                    released=feedback.released_at(cohort, session.get(Candidate, who.candidate.id)))
 
     @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
     def candidate_exercise(exercise_id: str, session: DB, who: CandidateP):
