@@ -114,6 +114,8 @@ def test_timed_session_starts_at_first_visit_and_is_enforced(live):
     live.clock.advance(seconds=1)  # exactly 90 minutes after the start: over
     api = get(f"{live.url}/api/exercises", headers=auth(ada["token"]))
     assert api.status_code == 403 and "time is up" in api.json()["detail"] and "90 minutes" in api.json()["detail"]
+    polled = get(f"{live.url}/api/submissions/{r.json()['id']}", headers=auth(ada["token"]))
+    assert polled.status_code == 200  # an upload made in time can still be polled (grade submit --server)
     late = upload(live, ada["token"], GOOD)
     assert late.status_code == 403 and "time is up" in late.json()["detail"]
     html = get(f"{live.url}/candidate/exercises/softmax", headers=auth(ada["token"]))

@@ -28,7 +28,7 @@ from starlette.datastructures import UploadFile
 from grader.service import csrf, feedback, history, records, sessions
 from grader.service.db import (DEFAULT_MAX_ATTEMPTS, Candidate, Cohort, Submission, make_engine, migrate,
                                session_factory, utcnow)
-from grader.service.deps import DB, Anyone, CandidateAnyTime, CandidateP, Interviewer
+from grader.service.deps import DB, Anyone, AnyoneAnyTime, CandidateAnyTime, CandidateP, Interviewer
 from grader.service.queue import requeue_running
 from grader.service.records import Refused, parse_id
 from grader.service.worker import WorkerPool
@@ -350,9 +350,10 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
             return Queued(id=sub.id, status=sub.status)
 
     @app.get("/api/submissions/{sub_id}")
-    def get_submission(sub_id: str, request: Request, session: DB, who: Anyone) -> dict:
-        """A submission's status and scorecard: the candidate view for its candidate, 404 for any
-        other; ``?view=interviewer`` with the interviewer token only (403 otherwise)."""
+    def get_submission(sub_id: str, request: Request, session: DB, who: AnyoneAnyTime) -> dict:
+        """A submission's status and scorecard: the candidate view for its candidate (also after a
+        timed session, so an upload made in time can be polled), 404 for any other;
+        ``?view=interviewer`` with the interviewer token only (403 otherwise)."""
         view = _view_requested(request)
         if view == "interviewer" and not who.is_interviewer:
             raise HTTPException(403, "the interviewer view needs the interviewer token")

@@ -137,6 +137,9 @@ def candidate_untimed(who: Annotated[Principal, Depends(untimed_principal)]) -> 
 
 Anyone = Annotated[Principal, Depends(principal)]
 CandidateAnyTime = Annotated[Principal, Depends(candidate_untimed)]
+#: anyone, a candidate also after their timed session: reading an attempt's result (``grade submit
+#: --server`` polls an upload made in time after the time is up)
+AnyoneAnyTime = Annotated[Principal, Depends(untimed_principal)]
 MaybeAnyone = Annotated[Principal | None, Depends(optional_principal)]
 Interviewer = Annotated[Principal, Depends(interviewer)]
 CandidateP = Annotated[Principal, Depends(candidate)]
