@@ -128,8 +128,9 @@ def test_every_state_changing_route_needs_the_form_token_of_its_cookie_session(s
     without a token and with another session's token, and nothing changes. A new POST route that
     forgets the check fails here."""
     posts = sorted(r.path for r in svc.app_.routes if "POST" in getattr(r, "methods", ()))
-    assert posts == ["/api/cohorts", "/api/cohorts/{cohort_id}/candidates", "/api/submissions",
-                     "/candidate/submit", "/login", "/logout"]
+    assert posts == ["/api/cohorts", "/api/cohorts/{cohort_id}/candidates", "/api/cohorts/{cohort_id}/feedback",
+                     "/api/submissions", "/candidate/submit", "/interviewer/cohorts/{cohort_id}/feedback", "/login",
+                     "/logout"]  # the feedback routes' tokens: tests/test_service_timed.py
     bob_form = login(svc, svc.people["bob"]["token"])
     ann_form = login(svc, svc.people["ann"]["token"])
     cid = svc.cohort["id"]

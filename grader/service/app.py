@@ -2,8 +2,9 @@
 
 Routes stay thin: they authorise (``grader.service.deps``), parse, and call ``grader.service.records``.
 Status codes: 201 created, 202 accepted (queued), 401 no valid token, 403 the wrong role (a
-candidate asking for the interviewer view, an interviewer submitting) or a form from another site,
-origin or port (``grader.service.csrf``), 404 for ids that are absent or another candidate's alike,
+candidate asking for the interviewer view, an interviewer submitting), a form from another site,
+origin or port (``grader.service.csrf``), a candidate after their timed session
+(``grader.service.sessions``) or before their feedback is released, 404 for ids that are absent or another candidate's alike,
 409 no attempt left at the exercise, 413 over the size cap, 422 invalid input, 429 over the rate limit.
 """
 
@@ -16,6 +17,7 @@ from collections import defaultdict, deque
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Callable
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import JSONResponse, Response
@@ -23,10 +25,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 from starlette.datastructures import UploadFile
 
-from grader.service import csrf, records, regrades
-from grader.service.db import DEFAULT_MAX_ATTEMPTS, Cohort, Submission, make_engine, migrate, session_factory
-from grader.service.deps import DB, Anyone, CandidateP, Interviewer
-from grader.service import fleet
+from grader.service import csrf, feedback, fleet, history, records, regrades, sessions
+from grader.service.db import (DEFAULT_MAX_ATTEMPTS, Candidate, Cohort, Submission, make_engine, migrate,
+                               session_factory, utcnow)
+from grader.service.deps import DB, Anyone, AnyoneAnyTime, CandidateAnyTime, CandidateP, Interviewer
 from grader.service.queue import DEFAULT_LEASE_S
 from grader.service.records import Refused, parse_id
 from grader.service.worker import WorkerPool
@@ -47,6 +49,7 @@ class Settings:
         max_body_bytes: cap of a whole request body (bytes); past it the request gets 413.
         rate_limit: submissions per candidate per ``rate_window_s`` seconds.
         poll_s: seconds an idle worker waits before looking at the queue again.
+        clock: what "now" is for timed sessions, opening times and upload times (``db.utcnow``).
         warm_numpy, warm_torch: sandboxes each worker keeps started ahead with NumPy / torch imported
             (``grader.sandbox.pool``; ``process`` backend only, docker runs cold); 0 turns it off.
         lease_s: seconds a claim of this server's workers holds without a heartbeat
@@ -65,6 +68,8 @@ class Settings:
     warm_numpy: int = 1
     warm_torch: int = 1
     lease_s: float = DEFAULT_LEASE_S
+    #: the service's clock: a function returning an aware UTC datetime (tests inject one; timed sessions)
+    clock: Callable[[], datetime] = utcnow
 
 
 class BodyLimit:
@@ -126,6 +131,15 @@ class CohortIn(BaseModel):
     closes_at: datetime | None = None
     #: uploads each candidate may make per exercise; the next one gets 409
     max_attempts: int = Field(default=DEFAULT_MAX_ATTEMPTS, ge=1, le=1000)
+    #: minutes each candidate has from their first visit (None: untimed); closes_at still applies
+    duration_minutes: int | None = Field(default=None, ge=1, le=7 * 24 * 60)
+
+
+class ReleaseIn(BaseModel):
+    """``POST /api/cohorts/{id}/feedback`` body: release to one candidate, or (no id) to the whole cohort."""
+
+    candidate_id: int | None = None
+    released: bool = True
 
 
 class CandidateIn(BaseModel):
@@ -142,6 +156,7 @@ class Created(BaseModel):
     name: str
     exercises: list[str] | None = None
     max_attempts: int | None = None
+    duration_minutes: int | None = None
 
 
 class Queued(BaseModel):
@@ -222,6 +237,7 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
     app.state.limiter = RateLimiter(settings.rate_limit, settings.rate_window_s)
     app.state.pool = None
     app.state.csrf_key = csrf.derive_key(settings.interviewer_token)
+    app.state.clock = settings.clock
     from grader.service import pages  # noqa: PLC0415
 
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
@@ -239,7 +255,8 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         if not app.state.limiter.allow(who.candidate.id):
             raise HTTPException(429, "too many submissions: wait a minute", headers={"Retry-After": "60"})
         try:
-            sub = records.accept(session, who.candidate, exercise, source, filename, settings.max_source_bytes)
+            sub = records.accept(session, who.candidate, exercise, source, filename, settings.max_source_bytes,
+                                 now=app.state.clock())
         except Refused as exc:
             _refused(exc)
         if app.state.pool is not None:
@@ -260,10 +277,11 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         form_checked(request, who)
         try:
             c = records.create_cohort(session, body.name, body.exercises, body.seed, body.opens_at, body.closes_at,
-                                      max_attempts=body.max_attempts)
+                                      max_attempts=body.max_attempts, duration_minutes=body.duration_minutes)
         except Refused as exc:
             _refused(exc)
-        return Created(id=c.id, name=c.name, exercises=list(c.exercises), max_attempts=c.max_attempts)
+        return Created(id=c.id, name=c.name, exercises=list(c.exercises), max_attempts=c.max_attempts,
+                       duration_minutes=c.duration_minutes)
 
     @app.get("/api/cohorts")
     def list_cohorts(session: DB, _: Interviewer) -> list[dict]:
@@ -305,7 +323,32 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         """The exercises of the caller's cohort (candidate) and, per exercise, the attempts used and left."""
         cohort = session.get(Cohort, who.candidate.cohort_id)
         return {"cohort": records.cohort_json(cohort), "exercises": list(cohort.exercises),
-                "attempts": records.attempts_left(session, who.candidate, cohort)}
+                "attempts": records.attempts_left(session, who.candidate, cohort), "session": who.timer.to_json()}
+
+    @app.get("/api/cohorts/{cohort_id}/sessions")
+    def cohort_sessions(cohort_id: str, session: DB, _: Interviewer) -> list[dict]:
+        """Time on task per candidate (interviewer): their session (start, end, time left) and, per
+        exercise, the first open and each attempt's time since the session's start."""
+        return sessions.time_on_task(session, _cohort(session, cohort_id), app.state.clock())
+
+    @app.post("/api/cohorts/{cohort_id}/feedback")
+    def release_feedback(cohort_id: str, body: ReleaseIn, request: Request, session: DB, who: Interviewer) -> dict:
+        """Release (or, ``"released": false``, withdraw) the feedback page of one candidate of the
+        cohort (``candidate_id``) or of all (interviewer); 404 for a candidate of another cohort."""
+        form_checked(request, who)
+        try:
+            return records.release_feedback(session, _cohort(session, cohort_id), body.candidate_id, body.released,
+                                            app.state.clock())
+        except Refused as exc:
+            _refused(exc)
+
+    @app.get("/api/feedback")
+    def my_feedback(session: DB, who: CandidateAnyTime) -> dict:
+        """The caller's feedback (candidate; also after a timed session), 403 until it is released."""
+        cand = session.get(Candidate, who.candidate.id)
+        if feedback.released_at(session.get(Cohort, cand.cohort_id), cand) is None:
+            raise HTTPException(403, records.NOT_RELEASED)
+        return feedback.feedback(session, cand)
 
     @app.post("/api/submissions", status_code=202, response_model=Queued)
     async def create_submission(request: Request, who: CandidateP):
@@ -317,9 +360,10 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
             return Queued(id=sub.id, status=sub.status)
 
     @app.get("/api/submissions/{sub_id}")
-    def get_submission(sub_id: str, request: Request, session: DB, who: Anyone) -> dict:
-        """A submission's status and scorecard: the candidate view for its candidate, 404 for any
-        other; ``?view=interviewer`` with the interviewer token only (403 otherwise)."""
+    def get_submission(sub_id: str, request: Request, session: DB, who: AnyoneAnyTime) -> dict:
+        """A submission's status and scorecard: the candidate view for its candidate (also after a
+        timed session, so an upload made in time can be polled), 404 for any other;
+        ``?view=interviewer`` with the interviewer token only (403 otherwise)."""
         view = _view_requested(request)
         if view == "interviewer" and not who.is_interviewer:
             raise HTTPException(403, "the interviewer view needs the interviewer token")
@@ -328,6 +372,16 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
         except Refused as exc:
             _refused(exc)
         return records.submission_json(session, sub, view)
+
+    @app.get("/api/submissions/{sub_id}/history")
+    def get_history(sub_id: str, session: DB, _: Interviewer) -> dict:
+        """Every attempt of the submission's candidate at its exercise, oldest first, with the checks
+        that changed verdict and the diff to the previous attempt (interviewer; ``history.timeline``)."""
+        try:
+            sub = records.own_submission(session, parse_id(sub_id), None)
+        except Refused as exc:
+            _refused(exc)
+        return history.timeline(session, sub)
 
     @app.get("/api/submissions/{sub_id}/source")
     def get_source(sub_id: str, session: DB, who: Anyone) -> Response:

@@ -82,6 +82,10 @@ class Cohort(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     #: uploads each candidate may make per exercise (an infrastructure error is not counted)
     max_attempts: Mapped[int] = mapped_column(Integer, default=DEFAULT_MAX_ATTEMPTS)
+    #: minutes each candidate has from their first visit (None: untimed; grader.service.sessions)
+    duration_minutes: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: when the interviewer released every candidate's feedback page (None: not released)
+    feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class Candidate(Base):
@@ -93,6 +97,19 @@ class Candidate(Base):
     name: Mapped[str] = mapped_column(String(200))
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    #: the first authenticated visit in a timed cohort: the start of their session (None: not yet)
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: when the interviewer released this candidate's feedback page (None: not released alone)
+    feedback_released_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class ExerciseOpen(Base):
+    """The first time a candidate opened an exercise (its page, or an upload without it): time on task."""
+
+    __tablename__ = "exercise_opens"
+    candidate_id: Mapped[int] = mapped_column(ForeignKey("candidates.id"), primary_key=True)
+    exercise: Mapped[str] = mapped_column(String(64), primary_key=True)
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class Submission(Base):

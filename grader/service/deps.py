@@ -20,6 +20,7 @@ from fastapi import Depends, HTTPException, Request
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from grader.service import sessions
 from grader.service.db import Candidate, token_digest
 
 COOKIE = "grader_session"
@@ -36,6 +37,8 @@ class Principal:
     role: str
     candidate: Candidate | None = None
     session: str | None = None
+    #: a candidate's ``grader.service.sessions.Timer`` (time left shown on their pages), else None
+    timer: object | None = None
 
     @property
     def is_interviewer(self) -> bool:
@@ -91,11 +94,24 @@ def optional_principal(request: Request, session: DB) -> Principal | None:
     return who
 
 
-def principal(who: Annotated[Principal | None, Depends(optional_principal)]) -> Principal:
-    """The caller. Raises 401 (with ``WWW-Authenticate: Bearer``) without a valid token."""
+def untimed_principal(who: Annotated[Principal | None, Depends(optional_principal)]) -> Principal:
+    """The caller, the clock of a timed session not checked (the feedback page only). Raises 401
+    (with ``WWW-Authenticate: Bearer``) without a valid token."""
     if who is None:
         raise HTTPException(401, "a valid token is required", headers={"WWW-Authenticate": "Bearer"})
     return who
+
+
+def principal(request: Request, session: DB, who: Annotated[Principal, Depends(untimed_principal)]) -> Principal:
+    """The caller. A candidate's first call starts a timed session (``grader.service.sessions.start``,
+    on the app's injected clock ``app.state.clock``) and carries its ``timer``. Raises 401 without a
+    valid token, 403 (saying when it ended) after the candidate's timed session."""
+    if who.is_interviewer:
+        return who
+    timer = sessions.start(session, who.candidate.id, request.app.state.clock())
+    if timer.expired:
+        raise HTTPException(403, sessions.expired_message(timer))
+    return replace(who, timer=timer)
 
 
 def interviewer(who: Annotated[Principal, Depends(principal)]) -> Principal:
@@ -112,7 +128,18 @@ def candidate(who: Annotated[Principal, Depends(principal)]) -> Principal:
     return who
 
 
+def candidate_untimed(who: Annotated[Principal, Depends(untimed_principal)]) -> Principal:
+    """A candidate, also after their timed session (the released feedback page). Raises 401/403 as ``candidate``."""
+    if who.is_interviewer:
+        raise HTTPException(403, "this page is the candidate's")
+    return who
+
+
 Anyone = Annotated[Principal, Depends(principal)]
+CandidateAnyTime = Annotated[Principal, Depends(candidate_untimed)]
+#: anyone, a candidate also after their timed session: reading an attempt's result (``grade submit
+#: --server`` polls an upload made in time after the time is up)
+AnyoneAnyTime = Annotated[Principal, Depends(untimed_principal)]
 MaybeAnyone = Annotated[Principal | None, Depends(optional_principal)]
 Interviewer = Annotated[Principal, Depends(interviewer)]
 CandidateP = Annotated[Principal, Depends(candidate)]

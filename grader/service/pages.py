@@ -9,7 +9,11 @@ a URL. Authorisation is the API's: 401 without a token, 403 for the wrong role, 
 are absent or another candidate's. Every form carries a token bound to the session (the login form:
 to a pre-session cookie set with it), and a form post from another site or port is refused with a
 403 page (``grader.service.csrf``). A candidate sees the attempts left at each exercise; past the
-last, the upload form is replaced by a note and a post gets a 409 page.
+last, the upload form is replaced by a note and a post gets a 409 page. In a timed cohort every
+candidate page shows the time left, and after it a 403 page (``grader.service.sessions``); the
+interviewer's submission page carries the attempt timeline (``grader.service.history``) and the
+cohort page the time on task and the feedback release forms; a released feedback page
+(``grader.service.feedback``) is the candidate's, also as one self-contained HTML file.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
 from grader.grading.render import clip
-from grader.service import csrf, records
+from grader.service import csrf, feedback, history, records, sessions
 from grader.service.db import Candidate, Cohort, Submission, as_utc
-from grader.service.deps import COOKIE, DB, Anyone, CandidateP, Interviewer, MaybeAnyone, identify
+from grader.service.deps import COOKIE, DB, Anyone, CandidateAnyTime, CandidateP, Interviewer, MaybeAnyone, identify
 from grader.service.records import Refused, parse_id
 from grader.service.statement import render_statement
 
@@ -45,6 +49,19 @@ def _when(moment) -> str:
 
 
 _ENV.filters["when"] = _when
+
+
+def _dur(seconds) -> str:
+    """Seconds as ``+1 h 02 min`` / ``+3 min 05 s`` ("" for None): time since a session's start."""
+    if seconds is None:
+        return ""
+    s = int(seconds)
+    h, rest = divmod(s, 3600)
+    m, sec = divmod(rest, 60)
+    return f"+{h} h {m:02d} min" if h else f"+{m} min {sec:02d} s"
+
+
+_ENV.filters["dur"] = _dur
 
 
 def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
@@ -151,7 +168,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         exercises = [get_exercise(e) for e in cohort.exercises]
         return page("candidate.html.j2", who=who, cohort=cohort, exercises=exercises,
-                    attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort))
+                    attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort),
+                    released=feedback.released_at(cohort, session.get(Candidate, who.candidate.id)))
 
     @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
     def candidate_exercise(exercise_id: str, session: DB, who: CandidateP):
@@ -164,6 +182,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     def exercise_page(session, who, exercise_id: str, error: str = "", code: int = 200) -> HTMLResponse:
         ex = get_exercise(exercise_id)
         cohort = session.get(Cohort, who.candidate.cohort_id)
+        sessions.record_open(session, who.candidate.id, ex.id, app.state.clock())
         return page("exercise.html.j2", code, who=who, ex=ex,
                     spec=render_statement(ex.spec_path.read_text(encoding="utf-8")),
                     stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
@@ -196,7 +215,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(exc.status, str(exc)) from None
         card = records.stored_card(session, sub)
         return page("submission.html.j2", who=who, sub=sub, card=card and card.candidate_view(), source=None,
-                    candidate=None)
+                    candidate=None, timeline=None)
 
     # -- interviewer ------------------------------------------------------------------------------
 
@@ -227,7 +246,8 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
                                     .where(Candidate.cohort_id == cohort.id).order_by(Submission.id.desc())))
         return page("cohort.html.j2", who=who, cohort=cohort, summary=summary, distribution=distribution,
                     candidates=candidates, names=names, subs=subs, exports=list(records.EXPORTS),
-                    regrades=records.regrades.regrades_of(session, cohort.id))
+                    regrades=records.regrades.regrades_of(session, cohort.id),
+                    on_task=sessions.time_on_task(session, cohort, app.state.clock()))
 
     @app.get("/interviewer/cohorts/{cohort_id}/report", response_class=HTMLResponse)
     def interviewer_report(cohort_id: str, session: DB, who: Interviewer):
@@ -246,7 +266,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             raise HTTPException(exc.status, str(exc)) from None
         return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
                     source=_shown_source(sub.source),
-                    candidate=session.get(Candidate, sub.candidate_id))
+                    candidate=session.get(Candidate, sub.candidate_id), timeline=history.timeline(session, sub))
 
     @app.get("/interviewer/diff", response_class=HTMLResponse)
     def interviewer_diff(session: DB, who: Interviewer, a: str = "", b: str = ""):
@@ -263,7 +283,72 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
             cards.append((f"#{sub.id}", card))
         if cards[0][1].exercise["id"] != cards[1][1].exercise["id"]:
             raise HTTPException(422, "a diff compares two attempts at one exercise")
-        return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b)
+        subs = [records.own_submission(session, parse_id(x), None) for x in (a, b)]
+        return page("diff.html.j2", who=who, diff=diff_scorecards(cards[0], cards[1]), a=a, b=b,
+                    source_diff=history.source_diff(subs[0].source, subs[1].source))
+
+    # -- feedback pages (issue 21 item 6) ----------------------------------------------------------
+
+    def feedback_file(doc: dict, name: str) -> HTMLResponse:
+        """The self-contained feedback file (inline CSS, no scripts, no external links) as a download."""
+        html = _ENV.get_template("feedback_file.html.j2").render(fb=doc)
+        return HTMLResponse(html, headers={"Content-Disposition": f'attachment; filename="{name}"',
+                                           "Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'",
+                                           "X-Content-Type-Options": "nosniff"})
+
+    def released_candidate(session, who) -> Candidate:
+        cand = session.get(Candidate, who.candidate.id)
+        if feedback.released_at(session.get(Cohort, cand.cohort_id), cand) is None:
+            raise HTTPException(403, records.NOT_RELEASED)
+        return cand
+
+    @app.get("/candidate/feedback", response_class=HTMLResponse)
+    def candidate_feedback(session: DB, who: CandidateAnyTime):
+        """The candidate's released feedback page (also after a timed session); 403 before release."""
+        cand = released_candidate(session, who)
+        return page("feedback.html.j2", who=who, fb=feedback.feedback(session, cand), download="/candidate/feedback.html")
+
+    @app.get("/candidate/feedback.html")
+    def candidate_feedback_file(session: DB, who: CandidateAnyTime):
+        """The released feedback page as one self-contained HTML file (a download); 403 before release."""
+        cand = released_candidate(session, who)
+        return feedback_file(feedback.feedback(session, cand), "feedback.html")
+
+    def cohort_candidate(session, cand_id: str) -> Candidate:
+        cand = session.get(Candidate, parse_id(cand_id)) if parse_id(cand_id) else None
+        if cand is None:
+            raise HTTPException(404, "not found")
+        return cand
+
+    @app.get("/interviewer/candidates/{cand_id}/feedback", response_class=HTMLResponse)
+    def interviewer_feedback(cand_id: str, session: DB, who: Interviewer):
+        """What the candidate's feedback page shows (a preview before release, the page after)."""
+        cand = cohort_candidate(session, cand_id)
+        return page("feedback.html.j2", who=who, fb=feedback.feedback(session, cand),
+                    download=f"/interviewer/candidates/{cand.id}/feedback.html")
+
+    @app.get("/interviewer/candidates/{cand_id}/feedback.html")
+    def interviewer_feedback_file(cand_id: str, session: DB, who: Interviewer):
+        """The candidate's feedback page as a self-contained HTML file (to send by mail, say)."""
+        cand = cohort_candidate(session, cand_id)
+        return feedback_file(feedback.feedback(session, cand), f"feedback-candidate-{cand.id}.html")
+
+    @app.post("/interviewer/cohorts/{cohort_id}/feedback")
+    def interviewer_release(cohort_id: str, session: DB, who: Interviewer,
+                            csrf_token: str = Form(default="", max_length=128),
+                            candidate_id: str = Form(default="", max_length=20),
+                            released: str = Form(default="1", max_length=1)):
+        """The release form of the cohort page (form token checked): one candidate, or all without an id."""
+        csrf.require(key, who.session, csrf_token)
+        cohort = cohort_or_404(session, cohort_id)
+        cand = parse_id(candidate_id) if candidate_id else None
+        if candidate_id and cand is None:
+            raise HTTPException(404, "not found")
+        try:
+            records.release_feedback(session, cohort, cand, released == "1", app.state.clock())
+        except Refused as exc:
+            raise HTTPException(exc.status, str(exc)) from None
+        return RedirectResponse(f"/interviewer/cohorts/{cohort.id}", 303)
 
     from grader.service import round_routes  # noqa: PLC0415 - regrades (issue 21)
 

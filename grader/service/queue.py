@@ -73,17 +73,19 @@ class Claim:
     attempt: int
 
 
-def enqueue(session: Session, candidate: Candidate, exercise: str, source: bytes, filename: str = "") -> Submission:
+def enqueue(session: Session, candidate: Candidate, exercise: str, source: bytes, filename: str = "",
+            created_at=None) -> Submission:
     """Store ``source`` as a queued submission of ``candidate`` and commit it.
 
     Args:
         filename: the upload's name, for display only (cut to 255 characters).
+        created_at: the upload's time (the service's injected clock; now by default).
     Returns:
         The committed submission (its id is final).
     """
     sub = Submission(candidate_id=candidate.id, exercise=exercise, source=source,
                      sha256=hashlib.sha256(source).hexdigest(), filename=filename[:255], status="queued",
-                     attempts=0, created_at=utcnow())
+                     attempts=0, created_at=created_at or utcnow())
     session.add(sub)
     session.commit()
     return sub

@@ -23,7 +23,7 @@ from grader.cohort.exports import export_text, to_gradescope
 from grader.cohort.review import review_tables
 from grader.grading.exercise import UnknownExercise, get_exercise
 from grader.grading.scorecard import CheckResult, Scorecard
-from grader.service import queue, regrades
+from grader.service import queue, regrades, sessions
 from grader.service.db import (DEFAULT_MAX_ATTEMPTS, Candidate, Cohort, StoredScorecard, Submission, as_utc,
                                token_digest, utcnow)
 
@@ -45,11 +45,13 @@ def parse_id(text: str) -> int | None:
 
 def create_cohort(session: Session, name: str, exercises: list[str], seed: int | None = None,
                   opens_at: datetime | None = None, closes_at: datetime | None = None, *,
-                  max_attempts: int = DEFAULT_MAX_ATTEMPTS) -> Cohort:
+                  max_attempts: int = DEFAULT_MAX_ATTEMPTS, duration_minutes: int | None = None) -> Cohort:
     """Create a cohort; its hidden seed is ``seed`` or a fresh one (0 <= seed < 2**31).
 
     Args:
         max_attempts: uploads each candidate may make per exercise (>= 1; ``accept`` refuses the next).
+        duration_minutes: minutes per candidate from their first visit (``grader.service.sessions``);
+            None for an untimed cohort.
     Raises:
         Refused(422): an unknown exercise id, none at all, ``closes_at`` before ``opens_at``, or
             ``max_attempts`` below 1.
@@ -58,6 +60,8 @@ def create_cohort(session: Session, name: str, exercises: list[str], seed: int |
         raise Refused(422, "a cohort needs at least one exercise")
     if int(max_attempts) < 1:
         raise Refused(422, "max_attempts must be at least 1")
+    if duration_minutes is not None and int(duration_minutes) < 1:
+        raise Refused(422, "duration_minutes must be at least 1")
     for ex in exercises:
         try:
             get_exercise(ex)
@@ -68,7 +72,8 @@ def create_cohort(session: Session, name: str, exercises: list[str], seed: int |
     cohort = Cohort(name=name, exercises=list(dict.fromkeys(exercises)),
                     seed=secrets.randbelow(2**31) if seed is None else int(seed),
                     opens_at=as_utc(opens_at), closes_at=as_utc(closes_at), created_at=utcnow(),
-                    max_attempts=int(max_attempts))
+                    max_attempts=int(max_attempts),
+                    duration_minutes=None if duration_minutes is None else int(duration_minutes))
     session.add(cohort)
     session.commit()
     return cohort
@@ -107,7 +112,7 @@ def attempts_left(session: Session, candidate: Candidate, cohort: Cohort) -> dic
 
 
 def accept(session: Session, candidate: Candidate, exercise: str, source: bytes, filename: str,
-           max_bytes: int) -> Submission:
+           max_bytes: int, now: datetime | None = None) -> Submission:
     """Queue ``source`` for ``candidate`` (committed before this returns).
 
     The attempt limit is checked and the submission inserted in one transaction that holds the
@@ -115,14 +120,18 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
     ``BEGIN IMMEDIATE``, one writer at a time), so concurrent uploads cannot pass the limit.
 
     Raises:
-        Refused(403): the cohort is not open now. Refused(409): no attempt left at this exercise.
+        Refused(403): the cohort is not open at ``now`` (the injected clock's time; the real one by
+            default), or the candidate's timed session has ended. Refused(409): no attempt left at this exercise.
         Refused(413): the source is over ``max_bytes``.
         Refused(422): the exercise is not one of the cohort's, or the file is empty.
     """
     # Lock first: the count below and the insert in queue.enqueue are one transaction.
     session.execute(select(Candidate.id).where(Candidate.id == candidate.id).with_for_update())
     cohort = session.get(Cohort, candidate.cohort_id)
-    now = utcnow()
+    now = now or utcnow()
+    clock = sessions.timer(cohort, session.get(Candidate, candidate.id), now)
+    if clock.expired:
+        raise Refused(403, sessions.expired_message(clock))
     if cohort.opens_at and now < as_utc(cohort.opens_at):
         raise Refused(403, "this cohort is not open yet")
     if cohort.closes_at and now >= as_utc(cohort.closes_at):
@@ -137,7 +146,34 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
     if used >= cohort.max_attempts:
         raise Refused(409, f"no attempts left at {exercise}: all {cohort.max_attempts} allowed in this interview "
                            f"are used")
-    return queue.enqueue(session, candidate, exercise, source, filename)
+    sessions.note_open(session, candidate.id, exercise, now)  # an upload without the page opens it too
+    return queue.enqueue(session, candidate, exercise, source, filename, created_at=now)
+
+
+#: What a candidate is told before their feedback page is released.
+NOT_RELEASED = "your feedback has not been released yet: the interviewer releases it after the round"
+
+
+def release_feedback(session: Session, cohort: Cohort, candidate_id: int | None, released: bool,
+                     now: datetime) -> dict:
+    """Release (``released``) or withdraw the feedback page of one candidate of ``cohort`` or, with
+    ``candidate_id`` None, of the whole cohort (a candidate released alone stays released when the
+    cohort's release is withdrawn). Returns ``{"cohort_id", "candidate_id", "released_at"}``.
+
+    Raises:
+        Refused(404): ``candidate_id`` is not a candidate of ``cohort``.
+    """
+    stamp = now if released else None
+    if candidate_id is None:
+        cohort.feedback_released_at = stamp
+    else:
+        cand = session.get(Candidate, candidate_id)
+        if cand is None or cand.cohort_id != cohort.id:
+            raise Refused(404, "not found")
+        cand.feedback_released_at = stamp
+    session.commit()
+    return {"cohort_id": cohort.id, "candidate_id": candidate_id,
+            "released_at": stamp and as_utc(stamp).isoformat(timespec="seconds")}
 
 
 def own_submission(session: Session, sub_id: int | None, candidate: Candidate | None) -> Submission:
@@ -252,7 +288,7 @@ def cohort_json(cohort: Cohort, *, with_seed: bool = False) -> dict:
     out = {"id": cohort.id, "name": cohort.name, "exercises": list(cohort.exercises),
            "opens_at": cohort.opens_at and as_utc(cohort.opens_at).isoformat(timespec="seconds"),
            "closes_at": cohort.closes_at and as_utc(cohort.closes_at).isoformat(timespec="seconds"),
-           "max_attempts": cohort.max_attempts}
+           "max_attempts": cohort.max_attempts, "duration_minutes": cohort.duration_minutes}
     if with_seed:
         out["seed"] = cohort.seed
     return out
