@@ -189,10 +189,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     unchanged = inputs_unchanged()
     c.add("inputs_unchanged", rng, B=1, H=2, L=9, d_k=4, d_v=6, causal=True, judge=unchanged)
     c.add("inputs_unchanged", rng, B=2, H=1, L=6, d_k=4, d_v=4, dtype="float64", judge=unchanged)
+    # the shapes that broadcasting or a non-causal product would accept silently come first
+    c.bad("bad_shapes", rng, [(1, 2, 5, 4), (1, 2, 7, 4), (1, 2, 7, 4)], "query has another length than key and value")
+    c.bad("bad_shapes", rng, [(2, 2, 5, 4), (2, 2, 5, 4), (1, 2, 5, 4)], "value has another batch size than query and key")
+    c.bad("bad_shapes", rng, [(1, 3, 5, 4), (1, 1, 5, 4), (1, 1, 5, 4)], "key and value have other heads than query")
     c.bad("bad_shapes", rng, [(2, 5, 4), (2, 5, 4), (2, 5, 4)], "the inputs are 3-D")
     c.bad("bad_shapes", rng, [(1, 2, 5, 4), (1, 2, 5, 3), (1, 2, 5, 4)], "query and key differ in d_k")
-    c.bad("bad_shapes", rng, [(1, 2, 5, 4), (1, 2, 5, 4), (1, 2, 6, 4)], "value has another length than key")
-    c.bad("bad_shapes", rng, [(1, 2, 5, 4), (1, 3, 5, 4), (1, 3, 5, 4)], "query has other heads than key")
 
     hidden = np.random.default_rng(hidden_seed)
     # Each hidden case keeps its kind at every seed (causal or not, dtype, d_k vs d_v); the seed draws
@@ -209,19 +211,24 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     return b.plan
 
 
-#: Probe shapes: batch 1, 2 heads, d_k = d_v = 16.
-PROBE_B, PROBE_H, PROBE_D = 1, 2, 16
+#: Probe shapes: batch 1, 2 heads, d_k = d_v = PROBE_D[check]: 16 for work (a chunked solution's
+#: C x C blocks cost C / d times the reference's products, so d must not be tiny), 4 for memory (the
+#: reference's causal prefix sums hold L * d^2 numbers, which an L x L matrix must clearly outgrow
+#: from the smallest size on).
+PROBE_B, PROBE_H = 1, 2
+PROBE_D = {"flops_scaling": 16, "memory_scaling": 4}
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps of a probe at ``L = size``: one call with ``causal=False`` and one with ``causal=True``
-    (float32, d_k = d_v = 16); the probe sums what both measured, so an L x L matrix on either path
+    (float32, d_k = d_v = ``PROBE_D[probe.check]``); the probe sums what both measured, so an L x L matrix on either path
     makes the sum grow like L^2."""
+    d = PROBE_D[probe.check]
     for causal in (False, True):
         tag = f"{probe.check}{size}{'c' if causal else ''}"
-        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, PROBE_D)).astype(np.float32),
+        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, d)).astype(np.float32),
                        "float32", label) for label in INPUTS]
         args.append(b.value(causal))
         b.call(probe.check, "linear_attention", args, measure=probe.measure(),
                meta={"probe": probe.check, "size": size},
-               describe=f"query/key/value ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), causal={causal}, float32")
+               describe=f"query/key/value ({PROBE_B}, {PROBE_H}, {size}, {d}), causal={causal}, float32")
