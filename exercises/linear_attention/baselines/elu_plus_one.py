@@ -12,6 +12,9 @@ import numpy as np
 
 def linear_attention(query, key, value, causal=False):
     """phi(q_i)^T S / phi(q_i)^T z with phi = (exp(x) - 1) + 1 below zero; (B, H, L, d_v) in query's dtype."""
+    if any(np.ndim(a) != 4 for a in (query, key, value)) or query.shape[:3] != key.shape[:3] \
+            or key.shape[:3] != value.shape[:3] or query.shape[-1] != key.shape[-1]:
+        raise ValueError("query, key, value must be (B, H, L, d_k), (B, H, L, d_k), (B, H, L, d_v)")
     dtype = query.dtype
     work = np.float32 if dtype == np.float16 else dtype
     q, k, v = (a.astype(work) for a in (query, key, value))

@@ -13,6 +13,9 @@ import torch.nn.functional as F
 
 def linear_attention(query, key, value, causal=False):
     """phi(q_i)^T S / phi(q_i)^T z with phi = F.elu + 1; (B, H, L, d_v) in query's dtype."""
+    if any(a.dim() != 4 for a in (query, key, value)) or query.shape[:3] != key.shape[:3] \
+            or key.shape[:3] != value.shape[:3] or query.shape[-1] != key.shape[-1]:
+        raise ValueError("query, key, value must be (B, H, L, d_k), (B, H, L, d_k), (B, H, L, d_v)")
     dtype = query.dtype
     work = torch.float32 if dtype in (torch.float16, torch.bfloat16) else dtype
     q, k, v = (a.to(work) for a in (query, key, value))
