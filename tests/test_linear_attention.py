@@ -246,3 +246,21 @@ def test_report_plots_the_linear_reference_beside_the_quadratic_candidate(tmp_pa
     html = render_report([("ann", card)])
     for check in ("flops_scaling", "memory_scaling"):  # the page shows both probes' log-log plots
         assert f'alt="log-log plot of {check}"' in html
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_identity_judges_blame_the_grader_when_the_reference_disagrees(causal):
+    """A golden answer off the quadratic form (values) or the recurrence (causal) is a GraderBug
+    (infrastructure_error, never charged), raised before the candidate is judged."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    from grader.judge.judges import GraderBug  # noqa: PLC0415
+
+    q, k, v = (t.numpy() for t in _qkv(1, 2, 6, 4, 3, seed=8))
+    right = checks.quadratic64(q, k, v, causal)
+    judge = checks.matches_recurrence() if causal else checks.matches_quadratic_form()
+    wrong = SimpleNamespace(report={"output": {"kind": "array", "key": "o"}}, arrays={"o": right * (1 + 1e-6)},
+                            step=SimpleNamespace(id="s1"))
+    ctx = SimpleNamespace(golden=wrong, step=wrong.step, arg=lambda i: (q, k, v, causal)[i])
+    with pytest.raises(GraderBug, match="recurrence" if causal else "quadratic form"):
+        judge(ctx)

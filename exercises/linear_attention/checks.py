@@ -18,6 +18,8 @@ Named mistakes come from the bank (``mistakes/``, ``mistakes_torch/``) by replay
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from grader.judge.judges import (GraderBug, JudgeContext, Outcome, close, dtype_preserved, gradients_close,
@@ -59,8 +61,12 @@ def recurrence64(query, key, value) -> np.ndarray:
     return out
 
 
-def _identity(model, what: str):
-    """Judge: ``close`` against golden, after checking golden against ``model`` (the grader's own formula)."""
+def _identity(model: Callable[[JudgeContext], np.ndarray], what: str) -> Callable[[JudgeContext], Outcome]:
+    """Judge: ``close`` against golden, after checking golden against ``model`` (the grader's own formula).
+
+    Raises (from the judge):
+        GraderBug: golden differs from ``model`` beyond float64 rounding (rtol 1e-9): the reference is wrong.
+    """
     inner = close()
 
     def judge(ctx: JudgeContext) -> Outcome:
@@ -75,13 +81,13 @@ def _identity(model, what: str):
     return judge
 
 
-def matches_quadratic_form() -> callable:
+def matches_quadratic_form() -> Callable[[JudgeContext], Outcome]:
     """Judge of a non-causal case: the candidate equals golden, which equals phi(Q) phi(K)^T V row-normalised."""
     return _identity(lambda ctx: quadratic64(ctx.arg(0), ctx.arg(1), ctx.arg(2), ctx.arg(3)),
                      "the quadratic form phi(Q) phi(K)^T V normalised row-wise")
 
 
-def matches_recurrence() -> callable:
+def matches_recurrence() -> Callable[[JudgeContext], Outcome]:
     """Judge of a causal case: the candidate equals golden, which equals the token-by-token recurrence."""
     return _identity(lambda ctx: recurrence64(ctx.arg(0), ctx.arg(1), ctx.arg(2)),
                      "the token-by-token recurrence of the causal state")
