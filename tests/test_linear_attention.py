@@ -216,9 +216,9 @@ def _grade(path, track):
 
 
 @pytest.mark.parametrize("track", ["numpy", "torch"])
-@pytest.mark.parametrize("mistake", ["quadratic_detour", "causal_quadratic_detour"])
+@pytest.mark.parametrize("mistake", ["quadratic_detour", "causal_quadratic_detour", "quadratic_both_paths"])
 def test_probes_catch_the_l_by_l_detour_on_each_path(track, mistake, tmp_path):
-    """The detour on one path only (the other linear) fails both probes by growth: the ratio to the
+    """The detour on one path only (the other linear), or on both, fails both probes by growth: the ratio to the
     reference grows like L (fitted exponent near 1), the candidate's cost like L^2 at the largest sizes."""
     checks_by_id, _ = _grade(mutant_file("linear_attention", mistake, tmp_path, track=track), track)
     for check in ("flops_scaling", "memory_scaling"):

@@ -1,8 +1,9 @@
 """Bug: softmax attention with exp replaced by the elu + 1 kernel, i.e. the L x L weight matrix
 phi(Q) phi(K)^T on both paths (masked when causal), normalised row by row: right values, but L^2
-work and memory. (Neither bank mutant alone reproduces both paths' costs, so none is named.)
+work and memory.
 
 Must fail: flops_scaling, memory_scaling
+Mistake: quadratic_both_paths
 """
 
 import numpy as np
