@@ -1,0 +1,8 @@
+"""float64 inputs were computed in float32 internally (cast down, then the result cast back to float64): the answer is right only to float32 precision; compute float64 input in float64.
+
+Must fail: float64
+"""
+PATCH = [("    work = np.float32 if dtype == np.float16 else dtype         # half precision accumulates in float32",
+          "    work = np.float32")]
+
+REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)
