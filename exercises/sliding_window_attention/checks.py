@@ -294,7 +294,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     for i in range(2 if torch_track else 0):
         window = int(hidden.integers(2, 5))
         L_k = window * 3 + int(hidden.integers(1, window))
-        L_q = L_k - int(hidden.integers(0, window)) * i
+        L_q = L_k - int(hidden.integers(1, window)) * i              # the second always L_q < L_k
         c.add("hidden_gradients", hidden, B=1, H=2, L_q=L_q, L_k=L_k, window=window, causal=not i,
               dtype="float64", grad=INPUTS, judge=gradients_close(INPUTS))
     return b.plan
