@@ -196,6 +196,7 @@ def _detour_on(causal, masked):
                           "            s = (q[:, :, i:i + 1] @ k.transpose(-2, -1) / math.sqrt(d_k))[:, :, 0, lo:hi]\n")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("causal,masked", PATHS)
 def test_the_probes_catch_an_l_by_l_detour_on_each_single_path(causal, masked, tmp_path):
     path = tmp_path / f"detour_{causal}_{masked}.py"
@@ -209,6 +210,7 @@ def test_the_probes_catch_an_l_by_l_detour_on_each_single_path(causal, masked, t
     assert {v for cid, v in verdicts.items() if cid != "flops_scaling"} == {"passed"}, verdicts
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("track", ["torch", "numpy"])
 @pytest.mark.parametrize("name", ["full_scores", "full_scores_when_masked", "full_scores_when_not_causal"])
 def test_each_detour_of_the_bank_fails_both_probes_and_is_named(track, name, tmp_path):
