@@ -30,6 +30,8 @@ def sliding_window_attention(query, key, value, window, causal=True, mask=None):
             otherwise |p - j| < window, with p = i + L_k - L_q (bottom-right).
         causal: bool.
         mask: None, or a bool/numeric tensor broadcastable to (B, H, L_q, L_k); nonzero = may attend.
+            It is indexed at the band's (L_q, W) positions on its own axes: indexing a view broadcast
+            to (B, H, L_q, L_k) would cost nothing in memory but L_q * L_k in counted work.
 
     Returns:
         (B, H, L_q, d_v) tensor in ``query``'s dtype; rows that see no key are 0. Differentiable.
@@ -49,9 +51,11 @@ def sliding_window_attention(query, key, value, window, causal=True, mask=None):
     idx = (pos - window + 1).view(L_q, 1) + torch.arange(W)     # (L_q, W) the band's key indices
     keep = (idx >= 0) & (idx < L_k)                             # (L_q, W) inside the key sequence
     idx = idx.clamp(0, max(L_k - 1, 0))
-    if mask is not None:
-        band = torch.broadcast_to(mask, (B, H, L_q, L_k))       # a view, nothing copied
-        keep = keep & (band[:, :, torch.arange(L_q).view(L_q, 1), idx] != 0)  # (B, H, L_q, W)
+    if mask is not None:  # read at the band's positions only, on the mask's own (broadcastable) axes
+        m = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (B|1, H|1, L_q|1, L_k|1)
+        rows = torch.arange(L_q).view(L_q, 1) if m.shape[2] != 1 else torch.zeros(L_q, 1, dtype=torch.long)
+        cols = idx if m.shape[3] != 1 else torch.zeros_like(idx)
+        keep = keep & (m[:, :, rows, cols] != 0)                # (B|1, H|1, L_q, W)
     kb, vb = k[:, :, idx], v[:, :, idx]                         # (B, H, L_q, W, d_k), (B, H, L_q, W, d_v)
     s = torch.einsum("bhqd,bhqwd->bhqw", q, kb)                 # (B, H, L_q, W) scores of the band
     s = s.masked_fill(~keep, float("-inf"))

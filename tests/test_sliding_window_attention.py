@@ -238,7 +238,7 @@ def test_the_report_plot_shows_the_linear_reference_next_to_a_quadratic_file(tmp
         assert len(slopes) == 2, slopes
         low, high = sorted(slopes.values())
         assert 0.8 < low < 1.25 and high > 1.6, slopes            # L * window next to L^2
-        assert plots.loglog(found[0], check).startswith("data:image/png;base64,")
+        assert plots.loglog(found[0], check).startswith("data:image/svg+xml;base64,")
 
 
 # -- wrong files fail the check they name ---------------------------------------------------------------

@@ -3,8 +3,8 @@
 Must fail: masks
 """
 PATCH = [
-    ('        keep = keep & (band[:, :, torch.arange(L_q).view(L_q, 1), idx] != 0)  # (B, H, L_q, W)',
-     '        bias = band[:, :, torch.arange(L_q).view(L_q, 1), idx].to(work)  # added to the scores'),
+    ('        keep = keep & (m[:, :, rows, cols] != 0)                # (B|1, H|1, L_q, W)',
+     '        bias = m[:, :, rows, cols].to(work)  # added to the scores'),
     ('    s = s.masked_fill(~keep, float("-inf"))',
      '    s = s.masked_fill(~keep, float("-inf"))\n    if mask is not None:\n        s = s + bias'),
 ]

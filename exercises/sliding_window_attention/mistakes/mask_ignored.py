@@ -3,6 +3,6 @@
 Must fail: masks, fully_masked_rows
 """
 PATCH = [
-    ('    if mask is not None:\n',
+    ("    if mask is not None:  # read at the band's positions only, on the mask's own (broadcastable) axes\n",
      '    if False:  # the mask is never read\n'),
 ]

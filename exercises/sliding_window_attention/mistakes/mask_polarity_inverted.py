@@ -3,6 +3,6 @@
 Must fail: masks
 """
 PATCH = [
-    ('        keep = keep & (band[:, :, torch.arange(L_q).view(L_q, 1), idx] != 0)  # (B, H, L_q, W)',
-     '        keep = keep & (band[:, :, torch.arange(L_q).view(L_q, 1), idx] == 0)  # (B, H, L_q, W)'),
+    ('        keep = keep & (m[:, :, rows, cols] != 0)                # (B|1, H|1, L_q, W)',
+     '        keep = keep & (m[:, :, rows, cols] == 0)                # (B|1, H|1, L_q, W)'),
 ]
