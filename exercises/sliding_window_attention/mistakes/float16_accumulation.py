@@ -1,0 +1,9 @@
+"""float16/bfloat16 inputs were computed in half precision throughout (scores, softmax and the weighted sum rounded to 11 or 8 bits): the contract accumulates half precision in float32 and casts the result back.
+
+Must fail: half_precision
+"""
+PATCH = [
+    ('    work = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype',
+     '    work = query.dtype'),
+]
+REPLAY_ERROR_RATIO = 10.0  # two half-precision formulations differ by as much as either differs from the answer (grader.judge.mistakes)

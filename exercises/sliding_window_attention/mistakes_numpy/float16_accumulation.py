@@ -1,0 +1,9 @@
+"""float16 inputs were computed in float16 throughout (scores, softmax and the weighted sum rounded to 11 bits): the contract accumulates half precision in float32 and casts the result back.
+
+Must fail: half_precision
+"""
+PATCH = [
+    ('    work = np.dtype(np.float32) if query.dtype == np.float16 else query.dtype',
+     '    work = query.dtype'),
+]
+REPLAY_ERROR_RATIO = 10.0  # two half-precision formulations differ by as much as either differs from the answer (grader.judge.mistakes)

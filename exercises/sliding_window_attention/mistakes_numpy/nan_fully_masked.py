@@ -1,0 +1,8 @@
+"""rows that see no key give NaN: the max of an all -inf row is -inf and exp(-inf - (-inf)) is NaN; such a row must give 0 (guard the max and the division by a zero sum).
+
+Must fail: fully_masked_rows
+"""
+PATCH = [
+    ('    m = np.where(np.isfinite(m), m, 0)                          # rows that see no key\n',
+     ''),
+]

@@ -1,0 +1,8 @@
+"""the query was scaled in place (query *= 1/sqrt(d_k)): the caller's array changed; inputs are never modified.
+
+Must fail: inputs_unchanged
+"""
+PATCH = [
+    ('    q = query.astype(work) * work.type(1.0 / math.sqrt(d_k))',
+     "    query *= query.dtype.type(1.0 / math.sqrt(d_k))            # the caller's array\n    q = query.astype(work)"),
+]
