@@ -813,7 +813,7 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
                                "print(secrets.token_urlsafe(32))')`); the server refuses to start without it")
     err = _console(err=True)
     if workers:
-        _check_service_sandbox(sandbox, err)
+        _check_service_sandbox(sandbox, err, insecure_sandbox)
     import uvicorn  # noqa: PLC0415
 
     from grader.service.app import Settings, create_app  # noqa: PLC0415
@@ -828,8 +828,9 @@ def serve_cmd(db_url: str, host: str, port: int, workers: int, sandbox: str, max
     uvicorn.run(app, host=host, port=port, log_level="info")
 
 
-def _check_service_sandbox(sandbox: str, err: Console) -> None:
-    """Exit 3 when the docker sandbox is not ready; warn about the process sandbox."""
+def _check_service_sandbox(sandbox: str, err: Console, insecure_sandbox: bool = False) -> None:
+    """Exit 3 when the docker sandbox is not ready, or when the process sandbox cannot give every run
+    its full box and ``insecure_sandbox`` was not given; warn about the process sandbox."""
     if sandbox == "docker":
         from grader.sandbox.docker import DockerSandbox  # noqa: PLC0415
 
@@ -851,7 +852,6 @@ def _check_service_sandbox(sandbox: str, err: Console) -> None:
         err.print("warning: --sandbox process grades without a container (shared kernel); "
                   + (f"its runs lack {', '.join(missing)}: do not use it for untrusted code" if missing
                      else "each run has its own box (uid, PID, IPC, mount and network namespaces)"), markup=False)
-    import uvicorn  # noqa: PLC0415
 
 
 @main.command("worker")
@@ -874,8 +874,11 @@ def _check_service_sandbox(sandbox: str, err: Console) -> None:
 @click.option("--grace", "grace_s", type=click.FloatRange(min=0.0), default=60.0, show_default=True,
               help="On SIGTERM or Ctrl-C: seconds to finish the gradings in hand before giving them back "
                    "to the queue (a second Ctrl-C gives them back at once).")
+@click.option("--insecure-sandbox", is_flag=True,
+              help="With --sandbox process: start even where the process sandbox cannot give every run its "
+                   "full box (as for `grade serve`); without it the worker refuses to start then.")
 def worker_cmd(db_url: str, jobs: int, sandbox: str, warm: int, warm_torch: int | None, lease_s: float,
-               poll_s: float, grace_s: float) -> None:
+               poll_s: float, grace_s: float, insecure_sandbox: bool = False) -> None:
     """Grade interview-mode submissions from a `grade serve` database, on this machine.
 
     Run any number, on any machines that reach the database, next to `grade serve --workers 0` (or a
@@ -894,7 +897,7 @@ def worker_cmd(db_url: str, jobs: int, sandbox: str, warm: int, warm_torch: int 
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     err = _console(err=True)
-    _check_service_sandbox(sandbox, err)
+    _check_service_sandbox(sandbox, err, insecure_sandbox)
     try:
         code = run_worker(db_url, jobs=jobs, sandbox=sandbox,
                           warm={"numpy": warm, "torch": warm if warm_torch is None else warm_torch},

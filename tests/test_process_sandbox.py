@@ -619,3 +619,21 @@ def test_a_grader_with_a_strict_umask_still_builds_a_box_its_uid_can_use(tmp_pat
     finally:
         os.umask(old)
     assert card.status == "graded" and card.score == card.max_score, (card.status, card.status_message)
+
+def test_worker_refuses_a_process_sandbox_missing_a_protection_unless_told_insecure(monkeypatch, tmp_path):
+    """`grade worker` grades candidates' files as `grade serve`'s workers do: the same refusal."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    import grader.service.fleet as fleet  # noqa: PLC0415
+    from grader.cli import EXIT_INFRASTRUCTURE, main  # noqa: PLC0415
+
+    ran = []
+    monkeypatch.setattr(fleet, "run_worker", lambda db_url, **kw: ran.append(kw) or 0)
+    monkeypatch.setattr(ProcessSandbox, "missing", property(lambda self: ["ipc_namespace"]))
+    args = ["worker", "--sandbox", "process", "--db", f"sqlite:///{tmp_path / 'db'}"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == EXIT_INFRASTRUCTURE and ran == [], result.output
+    assert "missing ipc_namespace" in result.output and "--insecure-sandbox" in result.output
+    result = CliRunner().invoke(main, [*args, "--insecure-sandbox"])
+    assert result.exit_code == 0 and len(ran) == 1, result.output
+    assert "lack ipc_namespace" in result.output
