@@ -81,7 +81,7 @@ def test_serve_refuses_to_start_without_the_interviewer_token(monkeypatch):
 def test_answers_carry_no_stray_nulls_and_the_cohort_table_counts_every_attempt(server, graded):
     i = auth(INTERVIEWER_TOKEN)
     cohort = post(f"{server.url}/api/cohorts", headers=i, json={"name": "nulls", "exercises": ["softmax"]}).json()
-    assert set(cohort) == {"id", "name", "exercises"}                  # no "token": null
+    assert set(cohort) == {"id", "name", "exercises", "max_attempts"}  # no "token": null
     cand = post(f"{server.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Ada"}).json()
     assert set(cand) == {"id", "name", "token"} and cand["token"]      # no "exercises": null
     first = upload(server, cand["token"], BROKEN).json()["id"]

@@ -129,7 +129,11 @@ def test_every_state_changing_route_needs_the_form_token_of_its_cookie_session(s
     forgets the check fails here."""
     posts = sorted(r.path for r in svc.app_.routes if "POST" in getattr(r, "methods", ()))
     assert posts == ["/api/cohorts", "/api/cohorts/{cohort_id}/candidates", "/api/cohorts/{cohort_id}/feedback",
-                     "/api/submissions", "/candidate/submit", "/interviewer/cohorts/{cohort_id}/feedback", "/login",
+                     "/api/cohorts/{cohort_id}/known-sources", "/api/cohorts/{cohort_id}/regrades",
+                     "/api/cohorts/{cohort_id}/standing", "/api/submissions", "/candidate/submit",
+                     "/interviewer/cohorts/{cohort_id}/feedback", "/interviewer/cohorts/{cohort_id}/known-sources",
+                     "/interviewer/cohorts/{cohort_id}/regrade",
+                     "/interviewer/cohorts/{cohort_id}/regrades/{regrade_id}/choose", "/login",
                      "/logout"]  # the feedback routes' tokens: tests/test_service_timed.py
     bob_form = login(svc, svc.people["bob"]["token"])
     ann_form = login(svc, svc.people["ann"]["token"])
@@ -151,6 +155,24 @@ def test_every_state_changing_route_needs_the_form_token_of_its_cookie_session(s
     with svc.app_.state.sessions() as s:
         after = (s.scalar(select(func.count()).select_from(Cohort)), s.scalar(select(func.count()).select_from(Candidate)))
     assert after == before
+    # the round tools' routes (regrade, standing, registered files): refused without the token, nothing stored
+    from grader.service.db import KnownSource, Regrade  # noqa: PLC0415
+
+    for bad in (None, ann_form):
+        form = {} if bad is None else {"csrf_token": bad}
+        headers = {} if bad is None else {"X-CSRF-Token": bad}
+        assert svc.post(f"/api/cohorts/{cid}/regrades", headers=headers).status_code == 403
+        assert svc.post(f"/api/cohorts/{cid}/standing", headers=headers, json={"regrade_id": None}).status_code == 403
+        assert svc.post(f"/interviewer/cohorts/{cid}/regrade", data=form, follow_redirects=False).status_code == 403
+        assert svc.post(f"/interviewer/cohorts/{cid}/regrades/1/choose", data={**form, "stands": "original"},
+                        follow_redirects=False).status_code == 403
+        for path in (f"/api/cohorts/{cid}/known-sources", f"/interviewer/cohorts/{cid}/known-sources"):
+            r = svc.post(path, data={**form, "exercise": "softmax"}, files={"file": ("k.py", b"x = 1\n")},
+                         follow_redirects=False)
+            assert r.status_code == 403
+    with svc.app_.state.sessions() as s:
+        assert s.scalar(select(func.count()).select_from(Regrade)) == 0
+        assert s.scalar(select(func.count()).select_from(KnownSource)) == 0
     ok = svc.post(f"/api/cohorts/{cid}/candidates", headers={"X-CSRF-Token": interviewer_form}, json={"name": "eve"})
     assert ok.status_code == 201
     # the login form: its token is bound to the pre-session cookie set with the login page

@@ -35,7 +35,7 @@ from fastapi import FastAPI, Form, HTTPException, Request
 from fastapi.responses import RedirectResponse, Response
 from pydantic import BaseModel
 
-from grader.service import regrades
+from grader.service import csrf, regrades
 from grader.service.db import Cohort, KnownSource, utcnow
 from grader.service.deps import DB, Interviewer
 from grader.service.records import parse_id
@@ -53,7 +53,12 @@ def _refused(exc: regrades.RegradeRefused):
 
 def add_routes(app: FastAPI, page, read_upload) -> None:
     """Add the regrade and similarity API and pages to ``app``; ``page(template, code, **context)``
-    renders a page, ``read_upload`` is the API's multipart reader (``grader.service.app._read_upload``)."""
+    renders a page, ``read_upload`` is the API's multipart reader (``grader.service.app._read_upload``).
+    Every POST route checks the form token of a cookie session (``grader.service.csrf``)."""
+
+    def checked(request: Request, who, token: str | None = None) -> None:
+        # a caller with the login cookie sends its session's token (a form field, or X-CSRF-Token)
+        csrf.require(app.state.csrf_key, who.session, token if token else request.headers.get(csrf.HEADER))
 
     def cohort_id_of(session, cohort_id: str) -> int:
         cid = parse_id(cohort_id)
@@ -82,8 +87,9 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
             _refused(exc)
 
     @app.post("/api/cohorts/{cohort_id}/regrades", status_code=202)
-    def api_start_regrade(cohort_id: str, _: Interviewer) -> dict:
+    def api_start_regrade(cohort_id: str, request: Request, who: Interviewer) -> dict:
         """Regrade the cohort's graded submissions with the current grader (interviewer)."""
+        checked(request, who)
         regrade = begin(cohort_id)
         with app.state.sessions() as session:
             return regrades.regrade_json(session, regrade, with_changes=False)
@@ -100,8 +106,9 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
         return regrades.regrade_json(session, one(session, cohort_id_of(session, cohort_id), regrade_id))
 
     @app.post("/api/cohorts/{cohort_id}/standing")
-    def api_choose(cohort_id: str, body: StandingIn, session: DB, _: Interviewer) -> dict:
+    def api_choose(cohort_id: str, body: StandingIn, request: Request, session: DB, who: Interviewer) -> dict:
         """Choose which scorecards stand: a regrade's, or the originals (``regrade_id`` null)."""
+        checked(request, who)
         cid = cohort_id_of(session, cohort_id)
         try:
             regrades.choose(session, cid, body.regrade_id)
@@ -110,8 +117,10 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
         return {"cohort_id": cid, "standing": body.regrade_id}
 
     @app.post("/interviewer/cohorts/{cohort_id}/regrade")
-    def page_start_regrade(cohort_id: str, _: Interviewer):
+    def page_start_regrade(cohort_id: str, request: Request, who: Interviewer,
+                           csrf_token: str = Form(default="", max_length=128)):
         """The cohort page's "regrade" button."""
+        checked(request, who, csrf_token)
         regrade = begin(cohort_id)
         return RedirectResponse(f"/interviewer/cohorts/{regrade.cohort_id}/regrades/{regrade.id}", 303)
 
@@ -124,9 +133,10 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
                     regrade=regrades.regrade_json(session, regrade))
 
     @app.post("/interviewer/cohorts/{cohort_id}/regrades/{regrade_id}/choose")
-    def page_choose(cohort_id: str, regrade_id: str, session: DB, _: Interviewer,
-                    stands: str = Form(default="", max_length=16)):
+    def page_choose(cohort_id: str, regrade_id: str, request: Request, session: DB, who: Interviewer,
+                    stands: str = Form(default="", max_length=16), csrf_token: str = Form(default="", max_length=128)):
         """The regrade page's two buttons: ``stands=regrade`` or ``stands=original``."""
+        checked(request, who, csrf_token)
         cid = cohort_id_of(session, cohort_id)
         regrade = one(session, cid, regrade_id)
         if stands not in ("regrade", "original"):
@@ -153,20 +163,21 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
                         headers={"Content-Disposition": f'attachment; filename="cohort-{cid}-similarity.csv"'})
 
     @app.post("/api/cohorts/{cohort_id}/known-sources", status_code=201)
-    async def api_register_source(cohort_id: str, request: Request, _: Interviewer) -> dict:
+    async def api_register_source(cohort_id: str, request: Request, who: Interviewer) -> dict:
         """Register a file (multipart: ``exercise``, ``file``) that every submission of the exercise is
         compared with (interviewer)."""
-        return await register(cohort_id, request)
+        return await register(cohort_id, request, who)
 
     @app.post("/interviewer/cohorts/{cohort_id}/known-sources")
-    async def page_register_source(cohort_id: str, request: Request, _: Interviewer):
+    async def page_register_source(cohort_id: str, request: Request, who: Interviewer):
         """The similarity page's form to register a file."""
-        doc = await register(cohort_id, request)
+        doc = await register(cohort_id, request, who)
         return RedirectResponse(f"/interviewer/cohorts/{doc['cohort_id']}/similarity", 303)
 
-    async def register(cohort_id: str, request: Request) -> dict:
+    async def register(cohort_id: str, request: Request, who) -> dict:
         settings = app.state.settings
-        exercise, source, filename = await read_upload(request, settings)
+        exercise, source, filename, token = await read_upload(request, settings)
+        checked(request, who, token)
         cid = parse_id(cohort_id)
         with app.state.sessions() as session:
             cohort = session.get(Cohort, cid) if cid is not None else None
