@@ -232,7 +232,7 @@ FLOAT32_INTERNALS = [(i, t) for i, t in BANKED_TRACKS if _float32_internals(get_
 
 def test_every_exercise_with_a_float64_check_banks_float32_internals():
     with_float64 = {(i, t) for i, t in BANKED_TRACKS if "float64" in {c.id for c in get_exercise(i, track=t).checks}}
-    assert len(with_float64) == 16 and set(FLOAT32_INTERNALS) == with_float64
+    assert len(with_float64) == 20 and set(FLOAT32_INTERNALS) == with_float64
 
 
 @pytest.mark.parametrize("exercise_id, track", FLOAT32_INTERNALS)

@@ -88,7 +88,7 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
     if run is None:
         return {"text": "", "truncated": False, "candidate_text": ""}
     if recorded is not None:
-        return {"text": run.output, "truncated": bool(run.output_truncated),
+        return {"text": run.output, "truncated": bool(run.output_truncated) or _elided(run),
                 "candidate_text": recorded["output"]["text"]}
     from grader.run.channel import display_text  # noqa: PLC0415
 
@@ -109,9 +109,13 @@ def _output(exercise: Exercise, plan: Plan | None, run: SandboxRun | None, cap: 
     shown = display_text("".join(parts).encode("utf-8", errors="replace"))[:cap]
     if withheld:
         shown += HIDDEN_OUTPUT_NOTE  # one fixed sentence: how many hidden steps printed is not shown
-    # the runner cuts a flood of output itself, keeping head and tail around one line (runner.ELIDED_LINE)
-    elided = "[grader: " in run.output and " bytes of output not kept]" in run.output
-    return {"text": run.output, "truncated": bool(run.output_truncated) or elided, "candidate_text": shown}
+    return {"text": run.output, "truncated": bool(run.output_truncated) or _elided(run), "candidate_text": shown}
+
+
+def _elided(run: SandboxRun) -> bool:
+    """Whether the runner cut a flood of output itself, keeping head and tail around one line
+    (``runner.ELIDED_LINE``)."""
+    return "[grader: " in run.output and " bytes of output not kept]" in run.output
 
 
 def _compile_problem(exc: BaseException) -> str:
@@ -1046,7 +1050,7 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
             "status": str(public.status), "status_message": public.message,
             "duration_s": round(public_at - ctx.started, 3),
             "checks": [c.__dict__ for c in public.checks if c.visibility != "hidden"],
-            "output": {"text": public_output, "truncated": bool(public_run.output_truncated)},
+            "output": {"text": public_output, "truncated": bool(public_run.output_truncated) or _elided(public_run)},
             "budget": public_budget,
         }
         run = _merge_parts(public_run, hidden_run)
