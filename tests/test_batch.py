@@ -217,7 +217,9 @@ def test_a_warm_batch_grades_as_a_cold_one(tmp_path):
     executor = LocalExecutor(1, warm={"numpy": 1}, sandbox="process")
     batch(root, tmp_path / "warm", exercise="softmax", sandbox="process", seed=5, executor=executor,
           on_done=ready_for_next)
-    assert executor.pool is not None and executor.pool.served == len(names) - 1  # the first one ran cold
+    # the first grading ran cold; each later one took its public part's sandbox from the pool, and its
+    # hidden part's too when one was waiting (issue 20: the hidden cases run in a fresh sandbox)
+    assert executor.pool is not None and len(names) - 1 <= executor.pool.served <= 2 * len(names) - 1
     assert executor.pool.closed and pool_mod.installed() is None  # nothing of the pool outlives the batch
 
     def essence(card):
