@@ -107,8 +107,25 @@ def _comparable(doc: dict) -> str:
     doc.pop("started_at"), doc.pop("duration_s")
     for key in ("spent_s", "wall_s"):
         doc["sandbox"].get("budget", {}).pop(key, None)
+    # The reference's own tracemalloc figures of the public memory probe move by ~100 bytes with what
+    # the grading process allocated before (seen under xdist, docker variant), never with the hidden
+    # seed: compared apart, by verdict and points and to 2% (``_same_reference_memory``).
+    for check in doc["checks"]:
+        if check["id"] == "memory_scaling":
+            check["details"], check["message"] = "REFERENCE-FIGURES", "REFERENCE-FIGURES"
     # the process sandbox's input folder has a fresh random name at every run (docker's is fixed)
     return re.sub(r"grade-process-[A-Za-z0-9_]+", "grade-process-X", json.dumps(doc, sort_keys=True))
+
+
+def _same_reference_memory(view_a, view_b) -> None:
+    """The public memory probe of two candidate views: same verdict and points, every figure within 2%."""
+    m_a, m_b = (next(c for c in v.checks if c.id == "memory_scaling") for v in (view_a, view_b))
+    assert (m_a.verdict, m_a.points) == (m_b.verdict, m_b.points)
+    for key in ("reference", "ratios"):
+        if key in m_a.details or key in m_b.details:
+            assert len(m_a.details[key]) == len(m_b.details[key])
+            for x, y in zip(m_a.details[key], m_b.details[key]):
+                assert abs(float(x) - float(y)) <= 0.02 * max(abs(float(x)), abs(float(y)), 1.0), (key, x, y)
 
 
 def _grade(tmp_path, source: str, seed: int, backend: str, limits: Limits = LIMITS, name: str = "submission.py"):
@@ -146,6 +163,7 @@ def _same_candidate_view_for_two_hidden_seeds(tmp_path, backend: str) -> None:
     # ...and the candidate view is the same bytes for both seeds
     view_a, view_b = a.candidate_view(), b.candidate_view()
     assert _comparable(view_a.to_json()) == _comparable(view_b.to_json())
+    _same_reference_memory(view_a, view_b)
     text = json.dumps(view_a.to_json())
     assert not (_hidden_digests(11) | _hidden_digests(12)) & set(text.replace('"', " ").split())
     assert "HIDDEN INPUT" not in text and "LEAK" not in text and "hidden input" not in text
