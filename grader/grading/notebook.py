@@ -213,6 +213,14 @@ def looks_like_notebook(data: bytes) -> bool:
     return head.lstrip()[:1] == b"{"
 
 
+def shown_text(data: bytes) -> str:
+    """A stored submission as a person reads it (the interviewer's source view, the attempt diff):
+    a notebook's code cells as graded (each line where the grader's messages point), any other file
+    (or a notebook that cannot be read) as its bytes decoded with replacement."""
+    text = submission_text(data) if looks_like_notebook(data) else None
+    return text if text is not None else data.decode("utf-8", errors="replace")
+
+
 def submission_text(data: bytes) -> str | None:
     """The Python text a submission's bytes are graded as: the joined code cells of a notebook
     (``looks_like_notebook``), the decoded file otherwise; None when it cannot be read (for display

@@ -245,10 +245,7 @@ def create_app(settings: Settings, *, start_workers: bool = True) -> FastAPI:
     app.add_middleware(csrf.CrossSiteGuard, render=lambda status, message, api: (
         JSONResponse({"detail": message}, status) if api else pages.error_page(settings, status, message)))
 
-    def form_checked(request: Request, who, token: str | None = None) -> None:
-        """A caller that authenticated with the login cookie must send that session's form token
-        (a form field, or the ``X-CSRF-Token`` header for a JSON body); Bearer callers pass."""
-        csrf.require(app.state.csrf_key, who.session, token if token is not None else request.headers.get(csrf.HEADER))
+    form_checked = csrf.require_for  # a cookie session sends its form token; Bearer callers pass
 
     def submit(session, who, exercise: str, source: bytes, filename: str, token: str | None) -> Submission:
         csrf.require(app.state.csrf_key, who.session, token)

@@ -85,6 +85,17 @@ def require(key: bytes, session: str | None, presented: str | None) -> None:
                                  "out of date): reload the page and send it again")
 
 
+def require_for(request, who, token: str | None = None) -> None:
+    """``require`` for a route's caller ``who`` (a ``deps.Principal``): the form token is ``token``
+    (a form field) when given, else the ``X-CSRF-Token`` header (a JSON body); the key is the app's
+    (``app.state.csrf_key``).
+
+    Raises:
+        HTTPException(403): a cookie session sent no token of its own.
+    """
+    require(request.app.state.csrf_key, who.session, token if token is not None else request.headers.get(HEADER))
+
+
 def _host_port(host: str) -> tuple[str, int | None] | None:
     """``(hostname, port or None)`` of a ``Host`` header, or None when it does not parse."""
     parts = urlsplit(f"//{host.strip()}")

@@ -15,21 +15,15 @@ from sqlalchemy.orm import Session
 
 from grader.cohort.review import diff_scorecards
 from grader.service.db import Candidate, Submission, as_utc
+from grader.grading.notebook import shown_text
 from grader.service.records import stored_card
 
 
-def _graded_text(data: bytes) -> str:
-    """What was graded: a notebook's code cells as one file (``grader.grading.notebook``), else the text."""
-    from grader.grading.notebook import looks_like_notebook, submission_text  # noqa: PLC0415
-
-    text = submission_text(data) if looks_like_notebook(data) else None
-    return text if text is not None else data.decode("utf-8", errors="replace")
-
-
 def source_diff(before: bytes, after: bytes, *, context: int = 3) -> list[str]:
-    """Unified diff lines (``---``/``+++`` headers, ``@@`` hunks) from ``before`` to ``after`` (UTF-8,
-    undecodable bytes replaced); [] when equal."""
-    a, b = _graded_text(before).splitlines(), _graded_text(after).splitlines()
+    """Unified diff lines (``---``/``+++`` headers, ``@@`` hunks) from ``before`` to ``after`` as
+    ``notebook.shown_text`` reads them (a notebook's graded code; UTF-8, undecodable bytes replaced);
+    [] when equal."""
+    a, b = shown_text(before).splitlines(), shown_text(after).splitlines()
     return list(difflib.unified_diff(a, b, "previous", "this", n=context, lineterm=""))
 
 

@@ -30,6 +30,7 @@ from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
 from grader.grading.exercise import get_exercise
+from grader.grading.notebook import shown_text
 from grader.grading.render import clip
 from grader.service import csrf, feedback, history, records, sessions
 from grader.service.db import Candidate, Cohort, Submission, as_utc
@@ -80,15 +81,6 @@ def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
 def error_page(settings, status: int, message: str) -> HTMLResponse:
     """The error page: ``status`` and a sentence saying why (also the cross-site guard's 403)."""
     return render(settings, "error.html.j2", status, who=None, status=status, message=message)
-
-
-def _shown_source(data: bytes) -> str:
-    """A submission's source for the interviewer's page: a notebook's code cells as graded (each
-    line where the grader's messages point), else the file as text."""
-    from grader.grading.notebook import looks_like_notebook, submission_text  # noqa: PLC0415
-
-    text = submission_text(data) if looks_like_notebook(data) else None
-    return text if text is not None else data.decode("utf-8", errors="replace")
 
 
 def add_routes(app: FastAPI, *, submit, read_upload) -> None:
@@ -265,7 +257,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         except Refused as exc:
             raise HTTPException(exc.status, str(exc)) from None
         return page("submission.html.j2", who=who, sub=sub, card=records.stored_card(session, sub),
-                    source=_shown_source(sub.source),
+                    source=shown_text(sub.source),
                     candidate=session.get(Candidate, sub.candidate_id), timeline=history.timeline(session, sub))
 
     @app.get("/interviewer/diff", response_class=HTMLResponse)

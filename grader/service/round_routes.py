@@ -56,9 +56,7 @@ def add_routes(app: FastAPI, page, read_upload) -> None:
     renders a page, ``read_upload`` is the API's multipart reader (``grader.service.app._read_upload``).
     Every POST route checks the form token of a cookie session (``grader.service.csrf``)."""
 
-    def checked(request: Request, who, token: str | None = None) -> None:
-        # a caller with the login cookie sends its session's token (a form field, or X-CSRF-Token)
-        csrf.require(app.state.csrf_key, who.session, token if token else request.headers.get(csrf.HEADER))
+    checked = csrf.require_for  # a caller with the login cookie sends its session's token
 
     def cohort_id_of(session, cohort_id: str) -> int:
         cid = parse_id(cohort_id)
