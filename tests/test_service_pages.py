@@ -177,6 +177,29 @@ def _wait_page(driver, text: str, timeout: float = 30):
     WebDriverWait(driver, timeout).until(lambda d: text in d.page_source)
 
 
+def _wait_text(driver, by, selector: str, text: str, timeout: float = 30) -> str:
+    """Wait until the element at ``selector`` holds ``text`` and return its text.
+
+    A click on a form's submit button returns before the next page replaces the current one, so an
+    element found right after it may be the old page's and go stale while it is read; this looks it
+    up again on every try (a stale or missing element is one more try), until ``timeout`` seconds."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    seen = {"text": None}
+
+    def holds(d):
+        seen["text"] = d.find_element(by, selector).text
+        return text in seen["text"]
+
+    try:
+        WebDriverWait(driver, timeout, ignored_exceptions=(StaleElementReferenceException,
+                                                           NoSuchElementException)).until(holds)
+    except Exception as exc:
+        raise AssertionError(f"{selector} never held {text!r} (last read {seen['text']!r})") from exc
+    return seen["text"]
+
+
 def test_cross_port_forms_are_refused_and_own_page_forms_work(browser, tmp_path):
     """A page on another loopback port auto-submits an upload, a logout and a login (the attacker's
     own token, with a valid login-form token bound to a pre-session cookie that page planted for

@@ -10,7 +10,7 @@ import nbformat
 import pytest
 
 from service_helpers import INTERVIEWER_TOKEN, LiveServer, auth, post
-from test_service_pages import _login, browser  # noqa: F401 - the fixture
+from test_service_pages import _login, _wait_text, browser  # noqa: F401 - the fixture
 
 pytestmark = [pytest.mark.service, pytest.mark.browser, pytest.mark.slow]
 
@@ -20,12 +20,18 @@ CODE = ("import numpy as np\n\ndef softmax(x, axis=-1):\n    m = np.max(x, axis=
 
 
 def _wait(browser, element_id, text, timeout=180):
+    """Reload until #element_id reads ``text`` (the page has no live updates); an element of the page
+    a click is leaving goes stale while read, which is one more try."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
     from selenium.webdriver.common.by import By
 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if browser.find_element(By.ID, element_id).text == text:
-            return
+        try:
+            if browser.find_element(By.ID, element_id).text == text:
+                return
+        except (StaleElementReferenceException, NoSuchElementException):
+            pass
         time.sleep(1)
         browser.refresh()
     raise AssertionError(f"#{element_id} never read {text!r}: {browser.page_source[-2000:]}")
@@ -33,6 +39,7 @@ def _wait(browser, element_id, text, timeout=180):
 
 def test_notebook_upload_regrade_choice_and_similarity_pages(browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("!pip install numpy\n" + CODE), nbformat.v4.new_code_cell("%timeit 1")]
@@ -55,16 +62,16 @@ def test_notebook_upload_regrade_choice_and_similarity_pages(browser, tmp_path):
         _login(browser, live.url, INTERVIEWER_TOKEN, "/interviewer")
         browser.get(f"{live.url}/interviewer/cohorts/{cohort['id']}")
         browser.find_element(By.CSS_SELECTOR, "#regrade button").click()
-        assert "/regrades/" in browser.current_url
+        WebDriverWait(browser, 30).until(lambda d: "/regrades/" in d.current_url)
         _wait(browser, "regrade-status", "done")
         assert len(browser.find_elements(By.CSS_SELECTOR, "tr.change")) == 1
         assert "not this regrade's" in browser.find_element(By.ID, "standing").text
         browser.find_element(By.ID, "accept-regrade").click()
-        assert "These regraded scorecards stand" in browser.find_element(By.ID, "standing").text
+        _wait_text(browser, By.ID, "standing", "These regraded scorecards stand")
         browser.get(f"{live.url}/interviewer/cohorts/{cohort['id']}")
         assert "stands" in browser.find_element(By.ID, "regrades").text
         browser.find_element(By.ID, "similarity").click()
-        assert "never a verdict" in browser.find_element(By.ID, "disclaimer").text
+        _wait_text(browser, By.ID, "disclaimer", "never a verdict")
         rows = browser.find_elements(By.CSS_SELECTOR, "#pairs tr.pair")
         assert rows and "Lin" in rows[0].text
     finally:

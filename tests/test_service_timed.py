@@ -294,7 +294,9 @@ def test_in_chromium_time_left_timeline_and_feedback_release(live, three, browse
         driver.get(f"{live.url}/interviewer/cohorts/{c['id']}")
         assert driver.find_element(By.ID, "duration")
         driver.find_element(By.CSS_SELECTOR, f"button.release-one[data-candidate='{gil['id']}']").click()
-        assert driver.find_element(By.CSS_SELECTOR, f".released[data-candidate='{gil['id']}']")
+        from selenium.webdriver.support.ui import WebDriverWait  # the form's POST lands on a new page
+        WebDriverWait(driver, 30).until(
+            lambda d: d.find_elements(By.CSS_SELECTOR, f".released[data-candidate='{gil['id']}']"))
         _login(driver, live.url, gil["token"], "/candidate")  # the start page is 403 now (time is up)
         driver.get(live.url + "/candidate/feedback")
         assert "Feedback for Gil" in driver.find_element(By.ID, "feedback").text
