@@ -18,7 +18,10 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def test_mkdocs_build_strict_has_no_warning(tmp_path):
     site = tmp_path / "site"
-    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}  # Material's end-of-life banner, not a warning
+    # NO_MKDOCS_2_WARNING: Material's end-of-life banner, not a warning; PYTHONPATH: mkdocs-click
+    # documents this checkout's grader.cli, whatever is installed.
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     run = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
                           str(ROOT / "mkdocs.yml"), "--site-dir", str(site)],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
