@@ -37,6 +37,10 @@ def test_mkdocs_build_strict_has_no_warning(tmp_path):
     # SECURITY.md and the README's set-up are included, not copied.
     security = (site / "security" / "index.html").read_text(encoding="utf-8")
     assert "Fault attribution" in security and "--8&lt;--" not in security
+    # A table's `a\|b` (GitHub's escape) reads a|b on the site too, included files' tables as well.
+    assert "<code>unshare(CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)</code>" in security
+    commands = (site / "commands" / "index.html").read_text(encoding="utf-8")
+    assert "<code>--track numpy|torch</code>" in commands and "\\|" not in commands
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "Set-up: two commands" in home and "softmax/correct_logsumexp.py" in home
 
@@ -52,10 +56,21 @@ def test_readme_links_resolve_and_reach_every_page():
             assert f"docs/{page.name}" in linked, page.name
 
 
-def test_hook_escapes_placeholders_and_keeps_markdown_tags():
+def _hooks():
     spec = importlib.util.spec_from_file_location("docs_hooks", ROOT / "docs" / "hooks.py")
     hooks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hooks)
+    return hooks
+
+
+def test_hook_escapes_placeholders_and_keeps_markdown_tags():
+    hooks = _hooks()
     html = '<p>DIR/<candidate>/<exercise>.py, <code>spec_<track>.md</code>, <a href="x">x</a></p>'
     assert hooks.escape_placeholders(html) == (
         '<p>DIR/&lt;candidate&gt;/&lt;exercise&gt;.py, <code>spec_&lt;track&gt;.md</code>, <a href="x">x</a></p>')
+
+
+def test_hook_unescapes_pipes_in_table_code_only():
+    hooks = _hooks()
+    html = "<td><code>a\\|b</code> c\\|d</td><p><code>e\\|f</code></p>"
+    assert hooks.unescape_table_code_pipes(html) == "<td><code>a|b</code> c\\|d</td><p><code>e\\|f</code></p>"
