@@ -131,12 +131,12 @@ def test_submit_format_gradescope_and_junit(tmp_path):
     assert list(junitparser.JUnitXml.fromfile(str(tmp_path / "junit.xml")))[0].failures == 1
 
 
-def test_readme_and_help_name_the_same_default_export_files():
-    """The README's `grade submit` row and `--export`'s help both name DEFAULT_EXPORT_NAMES."""
+def test_docs_and_help_name_the_same_default_export_files():
+    """The commands page's `grade submit` row and `--export`'s help both name DEFAULT_EXPORT_NAMES."""
     from grader.cohort.exports import DEFAULT_EXPORT_NAMES
 
-    readme = (project_root() / "README.md").read_text(encoding="utf-8")
-    row = next(line for line in readme.splitlines() if line.startswith("| `grade submit ID FILE`"))
+    commands = (project_root() / "docs" / "commands.md").read_text(encoding="utf-8")
+    row = next(line for line in commands.splitlines() if line.startswith("| `grade submit ID FILE`"))
     help_text = " ".join(CliRunner().invoke(main, ["submit", "-h"]).output.split())
     for name in DEFAULT_EXPORT_NAMES.values():
         assert f"`{name}`" in row and name in help_text, name

@@ -403,8 +403,8 @@ def name_forbidden(checks: tuple[CheckResult, ...], seen: str) -> tuple[CheckRes
     Only called where the evidence is direct: the static scan (``api_rules.scan_source``) found the
     name in the source, the runner's import guard saw the import, or the op audit saw the aten op run.
     Every check is forbidden (0 points) by design: the exercise is to write the computation, and the
-    values a library call returns say nothing about whether the candidate can (README, "How partial
-    credit maps to mistakes").
+    values a library call returns say nothing about whether the candidate can (docs/mistakes.md, "How
+    partial credit maps to mistakes").
 
     Args:
         seen: what was seen and the rule, e.g. ``the source uses scipy.special.softmax at line 3

@@ -4,7 +4,7 @@ The runner (``grader.run.runner``) records, per step, the aten ops a torch submi
 (``ops_seen``) and those matching the exercise's ``forbidden_ops`` patterns (``forbidden_ops``).
 Here the host turns that into a ``forbidden`` finding, naming the op and the step, and lists the
 ops seen per check for the scorecard's details. The audit runs in the submission's process, so it
-is evidence, not proof (DESIGN.md, "Threat model"); the static scan backs it up.
+is evidence, not proof (docs/security.md, "Threat model in brief"); the static scan backs it up.
 """
 
 from __future__ import annotations
