@@ -1,7 +1,13 @@
-"""Server-rendered pages of the service (Jinja2, autoescaped; no JavaScript needed).
+"""Server-rendered pages of the service (Jinja2, autoescaped; everything works without JavaScript).
 
-Candidates: their exercises, an exercise's statement and stub with an upload or paste box, their
-attempts with candidate-view scorecards (a queued one refreshes itself). Interviewer: the cohorts,
+Candidates: their exercises; an exercise's page in one track (``?track=numpy|torch``, the exercise's
+default track without it): the track named, that track's statement and stub, a link to the other
+track, the stub as a download (``stub.py``) and pre-filled in the paste box; their attempts with
+candidate-view scorecards (a queued one shows its result when grading ends: the pages' one static
+script, ``static/exercise.js``, polls ``GET /api/submissions/{id}`` and swaps the result in; without
+JavaScript the page refreshes itself). The pages' CSP allows scripts from the service's own origin
+only (``script-src 'self'``: no inline script, no ``eval``), and every form carries its form token
+in a hidden field, script or not. Interviewer: the cohorts,
 a cohort's table (candidates x checks, as ``grade review``) with the score distribution and a link
 to the ``grade report`` page, one submission's interviewer view beside its source, and the diff of
 two attempts. Login sets the token in an HttpOnly, SameSite=Strict cookie: tokens never appear in
@@ -23,13 +29,14 @@ from pathlib import Path
 
 import jinja2
 from fastapi import FastAPI, Form, HTTPException, Request
-from fastapi.responses import HTMLResponse, RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
 from sqlalchemy import select
 
 from grader.cohort import plots
 from grader.cohort.report import detail_rows, render_report
 from grader.cohort.review import diff_scorecards
-from grader.grading.exercise import get_exercise
+from grader.grading.exercise import TRACKS, UnknownTrack, get_exercise, track_for_source
 from grader.grading.notebook import shown_text
 from grader.grading.render import clip
 from grader.service import csrf, feedback, history, records, sessions
@@ -39,10 +46,19 @@ from grader.service.records import Refused, parse_id
 from grader.service.statement import render_statement
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: The pages' static files (``/static/...``): the one script of the pages, ``exercise.js``.
+STATIC = Path(__file__).resolve().parent / "static"
+#: How a page names a track.
+TRACK_NAMES = {"numpy": "NumPy", "torch": "PyTorch"}
+#: The pages' Content-Security-Policy: scripts only from this origin (the static script; no inline
+#: script, no ``eval``), forms only to this origin, never framed.
+PAGE_CSP = ("default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
+            "script-src 'self'; frame-ancestors 'none'; form-action 'self'")
 _ENV = jinja2.Environment(loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True,
                           undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 _ENV.globals["detail_rows"] = detail_rows
 _ENV.filters["clip"] = clip
+_ENV.globals["track_names"] = TRACK_NAMES
 
 
 def _when(moment) -> str:
@@ -66,13 +82,13 @@ _ENV.filters["dur"] = _dur
 
 
 def render(settings, name: str, code: int = 200, **context) -> HTMLResponse:
-    """The template ``name`` as a response with the pages' security headers (CSP without scripts,
-    no framing, forms only to this origin). ``context`` needs ``who``; ``csrf_token`` defaults to ""."""
+    """The template ``name`` as a response with the pages' security headers (``PAGE_CSP``: scripts
+    from this origin only, no framing, forms only to this origin). ``context`` needs ``who``;
+    ``csrf_token`` defaults to ""."""
     context.setdefault("csrf_token", "")
     html = _ENV.get_template(name).render(process_warning=settings.sandbox == "process", **context)
     return HTMLResponse(html, status_code=code, headers={
-        "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; "
-                                   "script-src 'none'; frame-ancestors 'none'; form-action 'self'",
+        "Content-Security-Policy": PAGE_CSP,
         # same-origin, not no-referrer: under no-referrer a browser sends "Origin: null" with the
         # page's own form posts, and the cross-site guard needs the origin (grader.service.csrf)
         "X-Content-Type-Options": "nosniff", "Referrer-Policy": "same-origin"})
@@ -87,6 +103,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
     key = app.state.csrf_key
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
 
     def page(name: str, code: int = 200, **context) -> HTMLResponse:
         who = context.get("who")
@@ -163,21 +180,47 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
                     attempts=attempts(session, who.candidate), left=records.attempts_left(session, who.candidate, cohort),
                     released=feedback.released_at(cohort, session.get(Candidate, who.candidate.id)))
 
-    @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
-    def candidate_exercise(exercise_id: str, session: DB, who: CandidateP):
-        """Statement, stub, the upload form and the attempts at one exercise."""
-        cohort = session.get(Cohort, who.candidate.cohort_id)
-        if exercise_id not in cohort.exercises:
-            raise HTTPException(404, "not found")
-        return exercise_page(session, who, exercise_id)
+    def cohort_exercise(session, who, exercise_id: str, track: str = ""):
+        """Exercise ``exercise_id`` of the caller's cohort in ``track`` ("": its default track).
 
-    def exercise_page(session, who, exercise_id: str, error: str = "", code: int = 200) -> HTMLResponse:
-        ex = get_exercise(exercise_id)
+        Raises:
+            HTTPException(404): the exercise is not the cohort's, or has no such track.
+        """
+        cohort = session.get(Cohort, who.candidate.cohort_id)
+        if exercise_id not in cohort.exercises or (track and track not in TRACKS):
+            raise HTTPException(404, "not found")
+        try:
+            return get_exercise(exercise_id, track=track or None)
+        except UnknownTrack:
+            raise HTTPException(404, "not found") from None
+
+    @app.get("/candidate/exercises/{exercise_id}", response_class=HTMLResponse)
+    def candidate_exercise(exercise_id: str, session: DB, who: CandidateP, track: str = ""):
+        """Statement and stub of one exercise in ``track`` (``numpy`` or ``torch``; default: the
+        exercise's own), the upload form and the attempts at it; 404 for an exercise outside the
+        cohort or a track it does not have."""
+        return exercise_page(session, who, cohort_exercise(session, who, exercise_id, track))
+
+    @app.get("/candidate/exercises/{exercise_id}/stub.py")
+    def candidate_stub(exercise_id: str, session: DB, who: CandidateP, track: str = "") -> Response:
+        """The starting file of one exercise in ``track`` as a download (``<id>.py``, as ``grade
+        init`` names it); 404 as the exercise page."""
+        ex = cohort_exercise(session, who, exercise_id, track)
+        return Response(ex.stub_path.read_bytes(), media_type="text/x-python; charset=utf-8",
+                        headers={"Content-Disposition": f'attachment; filename="{ex.id}.py"',
+                                 "X-Content-Type-Options": "nosniff"})
+
+    def exercise_page(session, who, ex, error: str = "", code: int = 200, pasted: str | None = None) -> HTMLResponse:
+        """The exercise page of ``ex`` (an ``Exercise`` in the track shown); ``error`` above the form
+        and ``pasted`` (the text sent) back in the paste box after a refused upload."""
         cohort = session.get(Cohort, who.candidate.cohort_id)
         sessions.record_open(session, who.candidate.id, ex.id, app.state.clock())
+        stub = ex.stub_path.read_text(encoding="utf-8")
         return page("exercise.html.j2", code, who=who, ex=ex,
                     spec=render_statement(ex.spec_path.read_text(encoding="utf-8")),
-                    stub=ex.stub_path.read_text(encoding="utf-8"), attempts=attempts(session, who.candidate, ex.id),
+                    stub=stub, pasted=stub if pasted is None else pasted,
+                    other_tracks=[t for t in ex.tracks if t != ex.track],
+                    attempts=attempts(session, who.candidate, ex.id),
                     left=records.attempts_left(session, who.candidate, cohort)[ex.id], error=error)
 
     @app.post("/candidate/submit")
@@ -185,7 +228,7 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         """The upload form's target: queue the file (or pasted text), then show its page (a 409
         page when no attempt is left, 403 without the page's form token). A refused upload (empty,
         too large, ...) shows the exercise's form again with the reason."""
-        exercise = None
+        exercise, source, filename = None, b"", ""
         try:
             exercise, source, filename, token = await read_upload(request, settings)
             with app.state.sessions() as session:
@@ -195,7 +238,12 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
                 cohort = session.get(Cohort, who.candidate.cohort_id)
                 if exc.status_code not in (413, 422) or exercise not in cohort.exercises:
                     raise
-                return exercise_page(session, who, exercise, error=f"Not submitted: {exc.detail}.", code=exc.status_code)
+                # the page of the track the text was written for, the pasted text back in the box
+                ex = get_exercise(exercise, track=track_for_source(exercise, source))
+                text = source.decode("utf-8", "replace") if filename == "pasted.py" and exc.status_code == 422 else ""
+                pasted = text if text.strip() else None
+                return exercise_page(session, who, ex, error=f"Not submitted: {exc.detail}.", code=exc.status_code,
+                                     pasted=pasted)
         return RedirectResponse(f"/candidate/submissions/{sub.id}", 303)
 
     @app.get("/candidate/submissions/{sub_id}", response_class=HTMLResponse)

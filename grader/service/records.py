@@ -15,6 +15,7 @@ import secrets
 import zipfile
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
@@ -111,6 +112,34 @@ def attempts_left(session: Session, candidate: Candidate, cohort: Cohort) -> dic
     return out
 
 
+def _normalised(text: str) -> str:
+    """``text`` with its line ends as ``\\n``, each line's trailing blanks and the text's leading and
+    trailing blank lines dropped (a browser's paste box sends CRLF)."""
+    return "\n".join(line.rstrip() for line in text.splitlines()).strip()
+
+
+@lru_cache(maxsize=64)
+def _stub_texts(exercise: str) -> frozenset[str]:
+    """The normalised starting files of every track of ``exercise`` (empty for an unknown id)."""
+    try:
+        tracks = get_exercise(exercise).tracks
+    except UnknownExercise:
+        return frozenset()
+    return frozenset(_normalised(get_exercise(exercise, track=t).stub_path.read_text(encoding="utf-8"))
+                     for t in tracks)
+
+
+def is_unchanged_stub(exercise: str, source: bytes) -> bool:
+    """Whether ``source`` is a starting file (``stub.py`` of any track) of ``exercise``, unchanged
+    but for whitespace at line ends, line-end style and blank lines around it: an upload that could
+    only score zero, refused like an empty one so it costs no attempt."""
+    try:
+        text = source.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return False
+    return _normalised(text) in _stub_texts(exercise)
+
+
 def accept(session: Session, candidate: Candidate, exercise: str, source: bytes, filename: str,
            max_bytes: int, now: datetime | None = None) -> Submission:
     """Queue ``source`` for ``candidate`` (committed before this returns).
@@ -123,7 +152,8 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
         Refused(403): the cohort is not open at ``now`` (the injected clock's time; the real one by
             default), or the candidate's timed session has ended. Refused(409): no attempt left at this exercise.
         Refused(413): the source is over ``max_bytes``.
-        Refused(422): the exercise is not one of the cohort's, or the file is empty.
+        Refused(422): the exercise is not one of the cohort's, or the file is empty or a starting
+            file of the exercise, unchanged (``is_unchanged_stub``).
     """
     # Lock first: the count below and the insert in queue.enqueue are one transaction.
     session.execute(select(Candidate.id).where(Candidate.id == candidate.id).with_for_update())
@@ -142,6 +172,8 @@ def accept(session: Session, candidate: Candidate, exercise: str, source: bytes,
         raise Refused(413, f"the file is larger than {max_bytes} bytes")
     if not source.strip():
         raise Refused(422, "the file is empty")
+    if is_unchanged_stub(exercise, source):
+        raise Refused(422, "the file is the starting file, unchanged: write your solution in it first")
     used = attempts_used(session, candidate.id, exercise)
     if used >= cohort.max_attempts:
         raise Refused(409, f"no attempts left at {exercise}: all {cohort.max_attempts} allowed in this interview "
