@@ -4,6 +4,7 @@ uploads a file and sees the score; the interviewer opens the cohort table and a 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from pathlib import Path
@@ -115,6 +116,62 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         numbers = browser.find_elements(By.CSS_SELECTOR, "table.nums th")
         assert any(n.text == "output.tolerance.rtol" for n in numbers)  # numbers as a table, not raw JSON
     finally:
+        live.stop()
+
+
+def test_exercise_page_track_stub_tab_and_the_result_appears_without_reload(browser, tmp_path):
+    """The candidate's page to work from (issue 23 item 2): the track named, the stub in the box, Tab
+    indents inside the box, and the result replaces "Grading..." in the same document (no reload)."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from test_service_fleet import LiveWorker
+
+    db = f"sqlite:///{tmp_path / 'p.db'}"
+    live = LiveServer(db, tmp_path / "server.log", workers=0).start()  # nothing grades until the worker starts
+    worker = None
+    try:
+        i = auth(INTERVIEWER_TOKEN)
+        cohort = post(f"{live.url}/api/cohorts", headers=i, json={"name": "page", "exercises": ["softmax"]}).json()
+        token = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Ada"}).json()["token"]
+        _login(browser, live.url, token, "/candidate")
+        browser.find_element(By.CSS_SELECTOR, "a.exercise").click()
+        assert browser.find_element(By.ID, "track-name").text == "NumPy"
+        stub = (ROOT / "exercises/softmax/stub.py").read_text(encoding="utf-8")
+        box = browser.find_element(By.ID, "source")
+        assert box.get_attribute("value") == stub
+        assert "monospace" in box.value_of_css_property("font-family")
+        box.click()
+        box.send_keys(Keys.CONTROL, Keys.END)
+        box.send_keys(Keys.TAB)
+        assert box.get_attribute("value") == stub + "    "                  # four spaces, at the caret
+        assert browser.switch_to.active_element == box                      # the box kept the focus
+        box.send_keys(Keys.SHIFT, Keys.TAB)
+        assert box.get_attribute("value") == stub
+        box.send_keys(Keys.ESCAPE, Keys.TAB)                                # Esc, then Tab: leaves the box
+        assert browser.switch_to.active_element != box and box.get_attribute("value") == stub
+
+        browser.find_element(By.CSS_SELECTOR, "a.other-track").click()
+        _wait_text(browser, By.ID, "track-name", "PyTorch")
+        assert browser.find_element(By.ID, "source").get_attribute("value") == \
+            (ROOT / "exercises/softmax/stub_torch.py").read_text(encoding="utf-8")
+
+        browser.get(live.url + "/candidate/exercises/softmax")
+        box = browser.find_element(By.ID, "source")
+        browser.execute_script("arguments[0].value = arguments[1]", box, GOOD.read_text(encoding="utf-8"))
+        browser.find_element(By.ID, "submit").click()
+        _wait_text(browser, By.ID, "sub-status", "queued")
+        assert re.search(r"/candidate/submissions/\d+$", browser.current_url)
+        browser.execute_script("window.sameDocument = 'yes'")  # gone if the page were loaded again
+        worker = LiveWorker(db, tmp_path / "worker.log")
+        _wait_text(browser, By.ID, "score", "16/16", timeout=240)
+        assert browser.execute_script("return window.sameDocument") == "yes"
+        assert browser.find_element(By.ID, "sub-status").text == "graded"
+        assert not browser.find_elements(By.ID, "pending")
+        assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "candidate"
+        assert browser.find_element(By.ID, "graded-track").text == "NumPy"
+    finally:
+        if worker is not None:
+            worker.stop()
         live.stop()
 
 
