@@ -20,7 +20,10 @@ write cookies for this host (a ``Set-Cookie`` from its own port reaches ours).
 Why not ``starlette-csrf`` or ``asgi-csrf``: both are double-submit cookies (a random cookie that a
 form field or header must repeat), which a page on another port defeats by writing that cookie
 itself with a value it read from the service; ``starlette-csrf`` also reads the token from a header
-only, which needs JavaScript, and these pages run none (``script-src 'none'``).
+only, which needs JavaScript. The pages' forms must work without it: their one script (the service's
+own static file, ``script-src 'self'``, no inline script) only indents in the paste box and polls a
+pending result with GET requests, so every form still posts its token in a hidden field, and a page
+on another port gains nothing from the script (it can neither read the token nor post with it).
 
 A request with an ``Authorization: Bearer`` header is not checked: its credential is not ambient (no
 browser adds it to a cross-site form), and ``grader.service.deps`` never reads the cookie when the
