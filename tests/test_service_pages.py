@@ -22,6 +22,16 @@ WRONG = ROOT / "submissions/samples/softmax/bug_inplace.py"
 
 @pytest.fixture
 def browser():
+    yield from _chrome()
+
+
+@pytest.fixture
+def browser_without_javascript():
+    """Headless Chromium with JavaScript turned off (the pages must work without it)."""
+    yield from _chrome(javascript=False)
+
+
+def _chrome(javascript: bool = True):
     chromium = shutil.which("chromium") or "/usr/bin/chromium"
     driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
     if not (os.path.exists(chromium) and os.path.exists(driver_path)):
@@ -35,6 +45,8 @@ def browser():
     opts.binary_location = chromium
     for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu"):
         opts.add_argument(arg)
+    if not javascript:
+        opts.add_experimental_option("prefs", {"profile.managed_default_content_settings.javascript": 2})
     driver = webdriver.Chrome(service=Service(driver_path), options=opts)
     driver.implicitly_wait(5)
     try:
@@ -169,6 +181,48 @@ def test_exercise_page_track_stub_tab_and_the_result_appears_without_reload(brow
         assert not browser.find_elements(By.ID, "pending")
         assert browser.find_element(By.CSS_SELECTOR, ".scorecard").get_attribute("data-view") == "candidate"
         assert browser.find_element(By.ID, "graded-track").text == "NumPy"
+    finally:
+        if worker is not None:
+            worker.stop()
+        live.stop()
+
+
+def test_without_javascript_the_page_still_works_and_the_result_page_refreshes_itself(browser_without_javascript,
+                                                                                      tmp_path):
+    """No script: the stub is in the box, the unchanged stub is refused with the form again, and a
+    pending attempt's page reloads itself (<noscript> refresh) until the result is there."""
+    from selenium.webdriver.common.by import By
+    from test_service_fleet import LiveWorker
+
+    from selenium.webdriver.common.keys import Keys
+
+    browser = browser_without_javascript
+    db = f"sqlite:///{tmp_path / 'n.db'}"
+    live = LiveServer(db, tmp_path / "server.log", workers=0).start()
+    worker = None
+    try:
+        i = auth(INTERVIEWER_TOKEN)
+        cohort = post(f"{live.url}/api/cohorts", headers=i, json={"name": "nojs", "exercises": ["mha"]}).json()
+        token = post(f"{live.url}/api/cohorts/{cohort['id']}/candidates", headers=i, json={"name": "Bo"}).json()["token"]
+        _login(browser, live.url, token, "/candidate")
+        browser.get(live.url + "/candidate/exercises/mha?track=numpy")
+        assert browser.find_element(By.ID, "track-name").text == "NumPy"
+        stub = (ROOT / "exercises/mha/stub_numpy.py").read_text(encoding="utf-8")
+        box = browser.find_element(By.ID, "source")
+        assert box.get_attribute("value") == stub
+        box.click()
+        box.send_keys(Keys.TAB)                                            # no script: Tab leaves the box
+        assert browser.switch_to.active_element != box and box.get_attribute("value") == stub
+        browser.find_element(By.ID, "submit").click()                      # the stub as it came: refused
+        assert "the starting file, unchanged" in _wait_text(browser, By.ID, "upload-error", "Not submitted")
+        assert "0 of 10 used" in browser.find_element(By.ID, "attempts-left").text
+        browser.find_element(By.ID, "file").send_keys(str(ROOT / "submissions/samples/mha/numpy/correct_einsum.py"))
+        browser.find_element(By.ID, "submit").click()
+        _wait_text(browser, By.ID, "sub-status", "queued")
+        worker = LiveWorker(db, tmp_path / "worker.log")
+        score = _wait_text(browser, By.ID, "score", "/", timeout=300)      # no refresh by the test
+        max_score = score.split("/")[1]
+        assert score == f"{max_score}/{max_score}"
     finally:
         if worker is not None:
             worker.stop()

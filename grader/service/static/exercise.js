@@ -98,15 +98,13 @@
           }
           return fetch(window.location.href, { credentials: "same-origin" })
             .then(function (r) {
-              if (!r.ok) {
-                throw new Error("status " + r.status);
-              }
-              return r.text();
+              return r.ok ? r.text() : null;
             })
             .then(function (html) {
-              var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("result");
-              if (!fresh) {
-                throw new Error("no #result in the page");
+              var fresh = html && new DOMParser().parseFromString(html, "text/html").getElementById("result");
+              if (!fresh) {  // the page itself refused (a timed session over, say): let the server say why
+                window.location.reload();
+                return;
               }
               var adopted = document.importNode(fresh, true);
               el.replaceWith(adopted);
