@@ -77,6 +77,15 @@ def test_the_page_names_its_track_and_shows_that_tracks_statement_and_stub(svc, 
     assert got.status_code == 200 and got.content == (EX / exercise / stub).read_bytes()
 
 
+def test_my_exercises_links_each_track_of_each_exercise(svc):
+    home = svc.get("/candidate", headers=auth(svc.ann["token"])).text
+    links = re.findall(r'<a href="([^"]+)" class="track-link" data-track="(\w+)">(\w+)</a>', home)
+    assert links == [("/candidate/exercises/softmax", "numpy", "NumPy"),
+                     ("/candidate/exercises/softmax?track=torch", "torch", "PyTorch"),
+                     ("/candidate/exercises/mha", "torch", "PyTorch"),
+                     ("/candidate/exercises/mha?track=numpy", "numpy", "NumPy")]
+
+
 def test_the_stub_download_is_an_attachment_for_the_cohorts_candidates_only(svc):
     a = auth(svc.ann["token"])
     r = svc.get("/candidate/exercises/mha/stub.py?track=numpy", headers=a)
