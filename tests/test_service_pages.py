@@ -159,6 +159,12 @@ def test_exercise_page_track_stub_tab_and_the_result_appears_without_reload(brow
         assert browser.switch_to.active_element == box                      # the box kept the focus
         box.send_keys(Keys.SHIFT, Keys.TAB)
         assert box.get_attribute("value") == stub
+        browser.execute_script("arguments[0].value = 'a\\n  b\\nc\\n'; arguments[0].setSelectionRange(0, 5)", box)
+        box.send_keys(Keys.TAB)                                             # two lines selected: each indented
+        assert box.get_attribute("value") == "    a\n      b\nc\n"
+        box.send_keys(Keys.SHIFT, Keys.TAB)
+        assert box.get_attribute("value") == "a\n  b\nc\n"
+        browser.execute_script("arguments[0].value = arguments[1]", box, stub)
         box.send_keys(Keys.ESCAPE, Keys.TAB)                                # Esc, then Tab: leaves the box
         assert browser.switch_to.active_element != box and box.get_attribute("value") == stub
 
