@@ -67,6 +67,8 @@ def test_the_page_names_its_track_and_shows_that_tracks_statement_and_stub(svc, 
     assert box(page.text) == stub_text                                   # the paste box starts as the stub
     assert html.unescape(STUB_RE.search(page.text).group(1)) == stub_text
     assert str(render_statement((EX / exercise / spec).read_text(encoding="utf-8"))) in page.text
+    # a track without a statement of its own says so, as `grade show --track` does
+    assert ('id="track-note"' in page.text) == (exercise == "mha" and track == "numpy")
     if spec == "spec_torch.md":  # not the other track's statement
         assert str(render_statement((EX / exercise / "spec.md").read_text(encoding="utf-8"))) not in page.text
     links = re.findall(r'<a href="([^"]+)" class="other-track"', page.text)
