@@ -22,8 +22,8 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough, shape_message
-from grader.judge.judges import (gradients_close, JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
-                           inputs_unchanged,
+from grader.judge.judges import (gradients_close, JudgeContext, Outcome, Symptom, close, describe_value, dtype_preserved, failure_from_exception,
+                           inputs_unchanged, with_hint,
                            output_array, output_descriptor)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -79,7 +79,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     use_cache = meta["use_cache"]
     seen = past if use_cache else np.zeros((B, 0, D), x.dtype)
     if np.isnan(got).any():
-        return "the output contains NaN (a fully masked row? every new token must at least see itself)."
+        # no evidence of a cause (a fully masked row, a max taken before masking, an overflow ...)
+        bad = np.isnan(got).any(axis=-1)
+        return Symptom(f"The output contains NaN in {int(bad.sum())} of {bad.size} token rows "
+                       f"(first at {tuple(int(i) for i in np.argwhere(bad)[0])}).")
 
     def like(**kw) -> bool:
         return close_enough(got, _attention64(seen, x, W, H, **kw), tol)
@@ -124,6 +127,53 @@ def _empty(desc: dict | None) -> bool:
         desc.get("kind") == "array" and len(desc["shape"]) == 4 and desc["shape"][2] == 0))
 
 
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether ``got`` holds ``want``'s values (same shape, float32-level closeness: the cache's dtype
+    is not judged here)."""
+    return got.shape == want.shape and bool(np.all(np.isfinite(got))) and \
+        np.allclose(got.astype(np.float64), want, rtol=1e-4, atol=1e-5)
+
+
+def _shape_hint(ctx: JudgeContext, shape: tuple, expected: tuple) -> str | None:
+    """What a cache of the wrong ``shape`` shows: a cause only with evidence on the candidate's own
+    values, else a ``Symptom`` (issue 24).
+
+    * ``(B, T, H * d_k)`` or ``(B, T, H, d_k)``: a cause (heads not split / axes swapped) only when the
+      values are the true keys in that layout;
+    * more than T positions: "a preallocated buffer" only when its first T positions are the true
+      keys and every position after them holds one constant (zeros: never written); a cache whose
+      tokens are appended twice, or one holding other tokens, gets the symptom only;
+    * fewer than T positions: the symptom.
+    """
+    B, H, T, d_k = expected
+    golden = output_array(ctx.golden)
+    got = output_array(ctx.got)
+    want = golden.astype(np.float64) if golden is not None else None
+    if want is None or got is None:
+        return None
+    if shape == (B, T, H * d_k):
+        if _same(got, want.transpose(0, 2, 1, 3).reshape(B, T, H * d_k)):
+            return "the cache holds keys/values before splitting heads; store them as (B, H, T, d_k)."
+        return Symptom(f"The cache has shape (B, T, {H * d_k}): it is not split into heads as (B, H, T, d_k).")
+    if shape == (B, T, H, d_k):
+        if _same(got, want.transpose(0, 2, 1, 3)):
+            return "the time and head axes are swapped; store (B, H, T, d_k)."
+        return Symptom("The cache's axes 1 and 2 are (T, H) where (H, T) is expected.")
+    if len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] > T:
+        head, rest = got[:, :, :T], got[:, :, T:]
+        unused = rest.size and np.all(np.isfinite(rest)) and np.all(rest == rest.reshape(-1)[0])
+        if _same(head, want) and unused:
+            return (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen, and its first "
+                    f"T positions are the right ones (the rest unused); a preallocated buffer must be exposed "
+                    "as its filled part ([:, :, :T]).")
+        where = "are" if _same(head, want) else "are not"
+        return Symptom(f"The cache holds {shape[2]} positions after T = {T} tokens; its first T positions "
+                       f"{where} the keys/values of the tokens seen.")
+    if len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] < T:
+        return Symptom(f"The cache holds {shape[2]} positions after T = {T} tokens.")
+    return None
+
+
 def cache_shape(name: str):
     """Judge: the attribute is None (no tokens yet) or an array of shape (B, H, T, d_k)."""
 
@@ -146,19 +196,10 @@ def cache_shape(name: str):
         if shape == expected:
             return Outcome(Verdict.PASSED, "", {"shape": list(shape)})
         B, H, T, d_k = expected
-        hint = None
-        if shape == (B, T, H * d_k):
-            hint = "the cache holds keys/values before splitting heads; store them as (B, H, T, d_k)."
-        elif shape == (B, T, H, d_k):
-            hint = "the time and head axes are swapped; store (B, H, T, d_k)."
-        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] > T:
-            hint = (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen; a preallocated "
-                    "buffer must be exposed as its filled part ([:, :, :T]).")
-        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] < T:
-            hint = f"only {shape[2]} of the T = {T} tokens seen so far are in the cache."
+        hint = _shape_hint(ctx, shape, expected)
         msg = shape_message(name, shape, expected) + f" (B, H, T, d_k) after T = {T} tokens."
-        return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + msg,
-                       {"got_shape": list(shape), "expected_shape": list(expected)})
+        message, noted = with_hint(msg, hint)
+        return Outcome(Verdict.FAILED, message, {"got_shape": list(shape), "expected_shape": list(expected), **noted})
 
     return judge
 

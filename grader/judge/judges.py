@@ -178,6 +178,27 @@ def failure_from_exception(ctx: JudgeContext) -> Outcome | None:
 Diagnose = Callable[[JudgeContext, np.ndarray, Tolerance], "str | None"]
 
 
+class Symptom(str):
+    """What a wrong result shows (what differs, where), for a hint that has no evidence of a cause.
+
+    A ``diagnose`` (or ``nonfinite``) function returns a plain ``str`` only when it checked the cause
+    it names on the candidate's own values (the output equals the named mistake's, recomputed on the
+    host; the NaN lie exactly on the rows that see no key); otherwise it returns a ``Symptom``, which
+    the judge appends to the message without the "Likely mistake:" label and records in
+    ``details["symptom"]`` (issue 24: a named diagnosis is never the wrong one).
+    """
+
+
+def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
+    """``message`` with ``hint``: a cause as a leading "Likely mistake: ..." line (``details["diagnosis"]``),
+    a ``Symptom`` as a trailing line with no label (``details["symptom"]``), nothing for None."""
+    if not hint:
+        return message, {}
+    if isinstance(hint, Symptom):
+        return f"{message}\n{hint}", {"symptom": str(hint)}
+    return f"Likely mistake: {hint}\n{message}", {"diagnosis": hint}
+
+
 def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("output",), *,
           diagnose: Diagnose | None = None, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
     """Judge: each output at ``paths`` equals golden within the dtype-aware tolerance.
@@ -226,10 +247,8 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
             if not cmp.ok:
                 message = cmp.message
                 hint = diagnose(ctx, got, tol) if diagnose and path == tuple(paths[0]) else None
-                if hint:
-                    message = f"Likely mistake: {hint}\n{message}"
-                return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name,
-                                                          **({"diagnosis": hint} if hint else {})})
+                message, noted = with_hint(message, hint)
+                return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name, **noted})
         return Outcome(Verdict.PASSED, "", per_output)
 
     return judge
@@ -431,10 +450,8 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
                 message = (f"The {name} has {count} NaN/inf entries of {got.size} (first at index {first}); "
                            "the reference's is finite everywhere.")
                 hint = nonfinite(ctx, label, got) if nonfinite else None
-                if hint:
-                    message = f"Likely mistake: {hint}\n{message}"
-                return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count,
-                                                         **({"diagnosis": hint} if hint else {})})
+                message, noted = with_hint(message, hint)
+                return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count, **noted})
             tol = ctx.tolerance(exp_desc, [ctx.expected.arrays[exp_desc["key"]]], golden, factor,
                                 lambda r, lb=label: _gradient_array(r, lb))
             cmp = compare_arrays(name, got, golden, tol)
