@@ -59,7 +59,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     target = np.where(np.all(np.isneginf(x), axis=ax), 0.0, 1.0)
     finite_sums = np.isfinite(sums)
     if not np.allclose(sums[finite_sums], target[finite_sums], rtol=1e-3, atol=1e-3):
-        e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
         if close_enough(got, e, tol):
             return "the exponentials were not divided by their sum along the axis."
         return Symptom(f"The output does not sum to 1 along axis {axis}.")  # a symptom, no cause

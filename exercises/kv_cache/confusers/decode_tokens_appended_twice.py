@@ -4,6 +4,10 @@ buffer exposed whole, but its first T positions are not the keys of the tokens s
 sits twice among them) and the extra ones are not an unused tail.
 
 Must not name: cache_exposes_preallocated_buffer, "preallocated buffer", "filled part"
+May name: cache_appended_twice
+
+(cache_appended_twice is its mistake on a check whose every call is a single token: there its output
+is that mutant's.)
 """
 import math
 

@@ -1,0 +1,162 @@
+"""Confusers (issue 24): wrong solutions whose symptom matches a hint while their cause is another get
+no wrong name, and the mistake a hint names still gets it. Each test grades a confuser of
+``exercises/<id>/confusers*/`` (or a file written here in another style) in this process, the way
+``grade selfcheck`` does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.cohort.selfcheck import HINT_PREFIX, allowed_name, card_names, confuser_rules
+from grader.grading.exercise import get_exercise
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def grade(exercise_id: str, path: Path, track: str | None = None, seed: int = 5):
+    """The scorecard of ``path`` graded in this process (trusted), as ``grade selfcheck`` grades it."""
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission  # noqa: PLC0415
+    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+
+    return grade_submission(get_exercise(exercise_id, track=track), path, seed=seed,
+                            trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+
+
+def failed(card) -> dict[str, str]:
+    return {c.id: c.message for c in card.checks if c.verdict != "passed"}
+
+
+def hints(card) -> list[str]:
+    return [n[len(HINT_PREFIX):] for n in card_names(card) if n.startswith(HINT_PREFIX)]
+
+
+def confuser(exercise_id: str, name: str, track: str | None = None) -> Path:
+    ex = get_exercise(exercise_id, track=track)
+    return ex.confusers_dir / f"{name}.py"
+
+
+def assert_no_wrong_name(card, path: Path) -> None:
+    _must_not, may = confuser_rules(path)
+    wrong = [n for n in card_names(card) if not allowed_name(n, may)]
+    assert not wrong, wrong
+    assert card.score < card.max_score
+
+
+# -- kv_cache ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_kv_cache_decode_tokens_appended_twice_is_not_called_a_preallocated_buffer(track):
+    """The issue's case: a cache longer than T whose first T positions are not the true keys (a decoded
+    token sits twice in it) gets the symptom (how many positions, whether the first T are right), not
+    "a preallocated buffer must be exposed as its filled part"."""
+    path = confuser("kv_cache", "decode_tokens_appended_twice", track)
+    card = grade("kv_cache", path, track)
+    assert_no_wrong_name(card, path)
+    shapes = failed(card)["cache_shapes"]
+    assert "preallocated" not in shapes and not shapes.startswith("Likely mistake")
+    assert "positions after T = " in shapes
+
+
+PREALLOC_50 = (ROOT / "submissions/samples/kv_cache/bug_prealloc_whole_buffer.py").read_text().replace(
+    "MAX_LEN = 64", "MAX_LEN = 50")
+
+
+def test_kv_cache_a_preallocated_buffer_is_still_named(tmp_path):
+    """The real mistake, in a style the bank's mutant (64 positions) does not reproduce (50): the
+    hand-written hint checks its cause (the first T positions are the true keys, the rest zeros) and
+    names it."""
+    path = tmp_path / "prealloc_50.py"
+    path.write_text(PREALLOC_50)
+    shapes = failed(grade("kv_cache", path))["cache_shapes"]
+    assert shapes.startswith("Likely mistake: ") and "preallocated buffer" in shapes.splitlines()[0]
+
+
+def test_kv_cache_nan_from_a_mask_times_inf_is_not_called_a_fully_masked_row():
+    path = confuser("kv_cache", "mask_multiplied_by_neg_inf")
+    card = grade("kv_cache", path)
+    assert_no_wrong_name(card, path)
+    assert not any("fully masked" in m for m in failed(card).values())
+    assert "The output contains NaN in " in failed(card)["prefill_decode"]
+
+
+# -- softmax -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track, name", [("torch", "torch_softmax_in_float32"), ("torch", "stable_in_float32"),
+                                         ("numpy", "stable_in_float32")])
+def test_softmax_float32_internals_are_not_told_to_subtract_the_maximum(track, name):
+    """The issue's case: a stable softmax computing a float64 input in float32 has NaN at float64's
+    largest logits; it subtracts the maximum, so it must not be told to."""
+    path = confuser("softmax", name, track)
+    card = grade("softmax", path, track)
+    assert_no_wrong_name(card, path)
+    assert "dtype_max" in failed(card)
+    assert not any("subtract the maximum" in m for m in failed(card).values())
+
+
+def test_softmax_an_underflow_is_not_called_an_overflow():
+    path = confuser("softmax", "underflow_margin")
+    card = grade("softmax", path)
+    assert_no_wrong_name(card, path)
+    assert not any("overflow" in h for h in hints(card))
+    assert "NaN/inf entries" in failed(card)["large_logits"]
+
+
+def test_softmax_does_not_sum_to_one_is_a_symptom_not_a_mistake():
+    path = confuser("softmax", "normalised_by_global_sum")
+    card = grade("softmax", path)
+    assert_no_wrong_name(card, path)
+    messages = failed(card).values()
+    assert any("does not sum to 1" in m for m in messages)
+    assert not any("sum to 1" in h for h in hints(card))
+
+
+UNSHIFTED = '''
+import numpy as np
+def softmax(x, axis=-1):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.exp(x)
+        s = np.sum(e, axis=axis, keepdims=True)
+        out = e / s
+    out[np.isneginf(x) & ~np.isnan(out)] = 0.0
+    return out
+'''
+
+
+def test_softmax_a_missing_max_shift_is_still_named(tmp_path):
+    """The real mistake (no max shift), written so that no single mutant reproduces it: its overflow on
+    large logits still gets its name (by the bank's replay, or by the hand-written hint, which checks
+    that the unshifted softmax replayed in its dtype is its output)."""
+    path = tmp_path / "unshifted.py"
+    path.write_text(UNSHIFTED)
+    large = failed(grade("softmax", path))["large_logits"]
+    first = large.splitlines()[0]
+    assert first.startswith("Likely mistake: ") and "overflow" in first and "subtract the max" in first
+
+
+def test_softmax_overflow_hint_checks_the_replay_itself():
+    """The hand-written hint alone (no bank): NaN that the unshifted softmax in the output's dtype
+    reproduces is named an overflow; the same NaN from a stable float32 run on float64 input (the
+    output cast back to float64) is a symptom."""
+    import numpy as np  # noqa: PLC0415
+
+    from grader.judge.judges import Symptom  # noqa: PLC0415
+    from grader.judge.tolerance import Tolerance  # noqa: PLC0415
+    checks = get_exercise("softmax").checks_module
+
+    x = np.array([[1000.0, 1.0, 2.0], [0.5, 0.25, -1.0]])
+    tol = Tolerance(rtol=1e-7, atol=1e-7, dtype="float64")
+    with np.errstate(all="ignore"):
+        unshifted = np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+        x32 = x.astype(np.float32)
+        stable32 = (np.exp(x32 - x32.max(-1, keepdims=True)) / np.exp(x32 - x32.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    assert np.isnan(unshifted).any()
+    named = checks._nonfinite_hint(x, 1, -1, unshifted, tol)
+    assert not isinstance(named, Symptom) and "subtract the maximum" in named
+    huge = np.array([[1e300, 1.0, 2.0], [0.5, 0.25, -1.0]])
+    with np.errstate(all="ignore"):
+        h32 = huge.astype(np.float32)
+        got = (np.exp(h32 - h32.max(-1, keepdims=True)) / np.exp(h32 - h32.max(-1, keepdims=True)).sum(-1, keepdims=True)).astype(np.float64)
+    assert np.isnan(got).any() and np.isfinite(stable32).all()
+    symptom = checks._nonfinite_hint(huge, 1, -1, got, tol)
+    assert isinstance(symptom, Symptom) and "subtract" not in symptom
