@@ -160,3 +160,48 @@ def test_softmax_overflow_hint_checks_the_replay_itself():
     assert np.isnan(got).any() and np.isfinite(stable32).all()
     symptom = checks._nonfinite_hint(huge, 1, -1, got, tol)
     assert isinstance(symptom, Symptom) and "subtract" not in symptom
+
+
+# -- NaN: a fully masked row, or another cause -------------------------------------------------------
+
+@pytest.mark.parametrize("exercise_id", ["attention_scores", "mha", "gqa", "transformer_block"])
+def test_nan_from_a_mask_times_inf_is_not_called_a_fully_masked_row(exercise_id):
+    """Every row of a masked case is NaN (0 * -inf), fully masked or not: the hint that names a fully
+    masked row checks that every NaN row is one, so this file gets the symptom."""
+    path = confuser(exercise_id, "mask_times_neg_inf")
+    card = grade(exercise_id, path)
+    assert_no_wrong_name(card, path)
+    messages = failed(card)
+    assert not any("all masked" in h or "fully masked" in h for h in hints(card))
+    assert any("The result contains NaN in " in m for m in messages.values())
+
+
+FULLY_MASKED_NAN = (ROOT / "reference/attention_scores.py").read_text().replace(
+    "    m = np.where(np.isfinite(m), m, 0).astype(scores.dtype)\n", "").replace(
+    "    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)       # (..., L_q, L_k)",
+    "    return e / s")
+
+
+def test_a_fully_masked_row_giving_nan_is_still_named(tmp_path):
+    path = tmp_path / "nan_rows.py"
+    path.write_text(FULLY_MASKED_NAN)
+    first = failed(grade("attention_scores", path))["fully_masked_rows"].splitlines()[0]
+    assert first.startswith("Likely mistake: ") and ("all masked" in first or "fully masked" in first), first
+
+
+def test_nan_rows_fully_masked_reads_the_rows_of_every_layout():
+    import numpy as np  # noqa: PLC0415
+
+    from grader.judge.judges import nan_rows_fully_masked  # noqa: PLC0415
+
+    keep = np.ones((2, 1, 3, 4), bool)
+    keep[1, 0, 2] = False                                  # batch 1, query 2: fully masked
+    merged = np.zeros((2, 3, 8))
+    merged[1, 2, 0] = np.nan
+    assert nan_rows_fully_masked(merged, keep)
+    merged[0, 1, 3] = np.nan                               # a NaN on a row that sees keys
+    assert not nan_rows_fully_masked(merged, keep)
+    weights = np.zeros((2, 2, 3, 4))
+    weights[1, :, 2] = np.nan
+    assert nan_rows_fully_masked(weights, keep) and not nan_rows_fully_masked(weights, None)
+    assert not nan_rows_fully_masked(np.zeros((2, 3, 8)), keep)  # no NaN: nothing to explain

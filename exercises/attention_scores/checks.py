@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
+from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
 
@@ -79,10 +79,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         if target.shape == got.shape and close_enough(got, target, tol):
             return sentence
     if np.isnan(got).any():
-        if mask is not None:
+        if nan_rows_fully_masked(got, mask):  # evidence: every row holding NaN is fully masked
             return ("NaN in the result: a query row whose keys are all masked must give zero weights "
                     "(and a zero output row), not 0/0.")
-        return "NaN in the result: exp overflowed; subtract the row maximum before exponentiating."
+        return nan_symptom(got)  # an overflow, a mask built as 0 * -inf, ...: no evidence of which
     if is_sdpa:
         w = _weights(q, k, mask)
         if w is not None and got.shape == w.shape and close_enough(got, w, tol):

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -100,9 +100,11 @@ def _call_args(ctx: JudgeContext) -> dict:
 def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, call_args) -> str | None:
     """The sentence of the first mistake whose float64 replay matches ``got`` (and not the answer)."""
     if got.shape != ctx.golden.arrays[ctx.golden.report["output"]["key"]].shape or not np.isfinite(got).all():
-        if np.isnan(got).any():
+        if nan_rows_fully_masked(got, call_args.get("mask")):  # evidence: NaN only on fully masked rows
             return ("the output contains NaN: a query row whose keys are all masked must give weights 0 "
                     "and output 0 (softmax over only -inf is 0/0).")
+        if np.isnan(got).any() and got.ndim == 3:
+            return nan_symptom(got)
         return None
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
     loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)

@@ -189,6 +189,40 @@ class Symptom(str):
     """
 
 
+def nan_rows_fully_masked(got: np.ndarray, mask: np.ndarray | None) -> bool:
+    """Evidence for "a fully masked query row gave NaN": ``got`` has NaN, and every query row holding
+    a NaN is fully masked in ``mask`` (in some head, where the mask has a head axis).
+
+    Args:
+        got: the candidate's output, ``(..., L_q, width)``: attention weights ``(B, H, L_q, L_k)``, a
+            per-head output ``(B, H, L_q, d)`` or a merged one ``(B, L_q, D)``.
+        mask: broadcastable to ``(B, H, L_q, L_k)`` (or ``(L_q, L_k)``), nonzero = may attend; None: no
+            row is masked (False).
+
+    A NaN on a row that does see a key has another cause (an overflow, a mask built as 0 * -inf, a
+    max taken where it should not be): no cause is named then.
+    """
+    nan_rows = np.isnan(got).any(axis=-1)                                   # (..., L_q)
+    if mask is None or not nan_rows.any():
+        return False
+    keep = np.asarray(mask) != 0
+    empty = ~keep.any(axis=-1)                                              # (..., L_q) fully masked rows
+    if got.ndim == 3 and empty.ndim == 3:                                   # heads merged: (B, L_q, D)
+        empty = empty.any(axis=1)                                           # (B|1, H|1, L_q|1) -> (B|1, L_q|1)
+    try:
+        empty = np.broadcast_to(empty, nan_rows.shape)
+    except ValueError:
+        return False
+    return bool(not (nan_rows & ~empty).any())
+
+
+def nan_symptom(got: np.ndarray) -> Symptom:
+    """The symptom of NaN in an output ``(..., rows, width)``: how many rows hold NaN and the first one."""
+    rows = np.isnan(got).any(axis=-1)
+    first = tuple(int(i) for i in np.argwhere(rows)[0])
+    return Symptom(f"The result contains NaN in {int(rows.sum())} of {rows.size} rows (first at {first}).")
+
+
 def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
     """``message`` with ``hint``: a cause as a leading "Likely mistake: ..." line (``details["diagnosis"]``),
     a ``Symptom`` as a trailing line with no label (``details["symptom"]``), nothing for None."""
