@@ -205,3 +205,36 @@ def test_nan_rows_fully_masked_reads_the_rows_of_every_layout():
     weights[1, :, 2] = np.nan
     assert nan_rows_fully_masked(weights, keep) and not nan_rows_fully_masked(weights, None)
     assert not nan_rows_fully_masked(np.zeros((2, 3, 8)), keep)  # no NaN: nothing to explain
+
+
+# -- causal_mask -------------------------------------------------------------------------------------
+
+def test_causal_mask_a_transposed_kv_mask_is_not_told_kv_len_was_ignored():
+    """Its last axis has seq_len entries, as when kv_len is ignored, but it uses kv_len (it is the
+    transpose): "kv_len was ignored" is named only for the square seq_len mask."""
+    path = confuser("causal_mask", "transposed_kv_mask")
+    card = grade("causal_mask", path)
+    assert_no_wrong_name(card, path)
+    assert not any("kv_len was ignored" in h for h in hints(card))
+    assert "causal_kv_len" in failed(card)
+
+
+IGNORES_KV_LEN = (ROOT / "reference/causal_mask.py").read_text().replace(
+    "    offset = kv_len - seq_len\n", "    offset, kv_len = 0, seq_len\n")
+
+
+def test_causal_mask_ignoring_kv_len_is_still_named(tmp_path):
+    path = tmp_path / "ignores_kv_len.py"
+    path.write_text(IGNORES_KV_LEN)
+    card = grade("causal_mask", path)
+    first = failed(card)["causal_kv_len"].splitlines()[0]
+    assert first.startswith("Likely mistake: ") and "kv_len" in first, first
+
+
+def test_causal_mask_nothing_masked_is_a_symptom(tmp_path):
+    path = tmp_path / "all_true.py"
+    path.write_text((ROOT / "reference/causal_mask.py").read_text().replace(
+        "    mask = j <= i + offset ", "    mask = j >= -1 + 0 * i ", 1))
+    card = grade("causal_mask", path)
+    assert any("Nothing is masked" in m for m in failed(card).values())
+    assert not any("Likely mistake: nothing is masked" in m for m in failed(card).values())
