@@ -238,3 +238,23 @@ def test_causal_mask_nothing_masked_is_a_symptom(tmp_path):
     card = grade("causal_mask", path)
     assert any("Nothing is masked" in m for m in failed(card).values())
     assert not any("Likely mistake: nothing is masked" in m for m in failed(card).values())
+
+
+# -- mha: a double scale vs a wrong width ------------------------------------------------------------
+
+def test_mha_a_double_scale_is_not_called_a_wrong_width():
+    """With num_heads == d_k, 1/d_k (the scale applied twice) equals 1/sqrt(D): the hand-written replay
+    names a scale only when exactly one of its mistakes gives the output."""
+    path = confuser("mha", "double_scale_when_masked")
+    card = grade("mha", path)
+    assert_no_wrong_name(card, path)
+    assert not any("1/sqrt(D)" in h for h in hints(card))
+
+
+def test_mha_a_wrong_width_is_still_named(tmp_path):
+    path = tmp_path / "sqrt_D.py"
+    path.write_text((ROOT / "reference/mha.py").read_text().replace(
+        "(1.0 / math.sqrt(d_k))  # (B, H, L_q, L_k)", "(1.0 / math.sqrt(D))  # (B, H, L_q, L_k)"))
+    card = grade("mha", path)
+    firsts = [m.splitlines()[0] for m in failed(card).values()]
+    assert any(f.startswith("Likely mistake: ") and ("sqrt(D)" in f or "d_model" in f) for f in firsts), firsts
