@@ -37,7 +37,7 @@ def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *
     """Self-attention of the new tokens ``x`` over ``past + x`` in float64, with one thing varied.
 
     mask: ``causal`` (bottom-right), ``none``, ``top_left`` (j <= i, ignoring the cached offset).
-    scale: ``d_k``, ``d_model`` or ``none``. heads: ``transpose`` (right) or ``reshape`` (a plain
+    scale: ``d_k``, ``d_model``, ``twice`` (by d_k) or ``none``. heads: ``transpose`` (right) or ``reshape`` (a plain
     reshape to (B, H, L, d_k), the usual mistake). out_proj: apply W_o.
     """
     W_q, W_k, W_v, W_o = (w.astype(np.float64) for w in W)
@@ -53,7 +53,7 @@ def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *
         return t.reshape(B, n, H, d_k).transpose(0, 2, 1, 3)
 
     q, k, v = split(x @ W_q), split(full @ W_k), split(full @ W_v)
-    s = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(D), "none": 1.0}[scale]
+    s = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(D), "none": 1.0, "twice": float(d_k)}[scale]
     att = q @ k.transpose(0, 1, 3, 2) / s
     i, j = np.arange(L)[:, None], np.arange(S)[None, :]
     allowed = {"causal": j <= i + (S - L), "none": np.ones((L, S), bool), "top_left": j <= i}[mask]
@@ -87,36 +87,40 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     def like(**kw) -> bool:
         return close_enough(got, _attention64(seen, x, W, H, **kw), tol)
 
-    if L > 1 and like(mask="none"):
-        return (f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
-                f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached).")
-    if T and use_cache and like(mask="top_left"):
-        return (f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
-                f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i.")
-    if T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol):
-        return ("the cache was ignored: the new tokens attended only to themselves, not to the "
-                f"{T} cached tokens before them.")
-    if T and not use_cache:
-        if close_enough(got, _attention64(past, x, W, H), tol):
-            return ("with use_cache=False the call attended to the cached tokens too; it must attend "
-                    "(causally) over x alone.")
-        if L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol):
-            return "with use_cache=False the call attended to the cache, and without a causal mask."
-    if use_cache and len(meta.get("every", [])) > len(cached):
-        every = np.concatenate([arrays[n] for n in meta["every"]], axis=1)
-        if close_enough(got, _attention64(every, x, W, H), tol):
-            return ("the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
-                    "the cache must be left untouched.")
-    if like(scale="d_model"):
-        return "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."
-    if like(scale="none"):
-        return "scores were not scaled by 1/sqrt(d_k)."
-    if like(out_proj=False):
-        return "the output projection W_o was not applied."
-    if L > 1 and like(heads="reshape"):
-        return ("heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
-                "swap axes 1 and 2 (and merge with the inverse).")
-    return None
+    # evidence: the output is that mistake's, recomputed in float64 on this case; a sentence is named
+    # only when exactly one mistake gives the output (1/sqrt(d_model) and a double 1/sqrt(d_k) are the
+    # same number when num_heads == d_k)
+    variants = [
+        (lambda: L > 1 and like(mask="none"),
+         f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
+         f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached)."),
+        (lambda: T and use_cache and like(mask="top_left"),
+         f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
+         f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i."),
+        (lambda: T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol),
+         "the cache was ignored: the new tokens attended only to themselves, not to the "
+         f"{T} cached tokens before them."),
+        (lambda: T and not use_cache and close_enough(got, _attention64(past, x, W, H), tol),
+         "with use_cache=False the call attended to the cached tokens too; it must attend "
+         "(causally) over x alone."),
+        (lambda: T and not use_cache and L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol),
+         "with use_cache=False the call attended to the cache, and without a causal mask."),
+        (lambda: use_cache and len(meta.get("every", [])) > len(cached) and close_enough(
+            got, _attention64(np.concatenate([arrays[n] for n in meta["every"]], axis=1), x, W, H), tol),
+         "the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
+         "the cache must be left untouched."),
+        (lambda: like(scale="d_model"),
+         "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."),
+        (lambda: like(scale="twice"),
+         "scores were divided by d_k (1/sqrt(d_k) applied twice) instead of by sqrt(d_k)."),
+        (lambda: like(scale="none"), "scores were not scaled by 1/sqrt(d_k)."),
+        (lambda: like(out_proj=False), "the output projection W_o was not applied."),
+        (lambda: L > 1 and like(heads="reshape"),
+         "heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
+         "swap axes 1 and 2 (and merge with the inverse)."),
+    ]
+    found = [sentence for test, sentence in variants if test()]
+    return found[0] if len(found) == 1 else None
 
 
 # -- judges for cache state ------------------------------------------------------------------------
