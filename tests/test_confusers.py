@@ -258,3 +258,15 @@ def test_mha_a_wrong_width_is_still_named(tmp_path):
     card = grade("mha", path)
     firsts = [m.splitlines()[0] for m in failed(card).values()]
     assert any(f.startswith("Likely mistake: ") and ("sqrt(D)" in f or "d_model" in f) for f in firsts), firsts
+
+
+@pytest.mark.parametrize("exercise_id, name", [("flash_attention", "running_max_zero_unguarded"),
+                                               ("sliding_window_attention", "mask_times_neg_inf")])
+def test_nan_on_rows_that_see_keys_is_not_called_a_row_that_sees_no_key(exercise_id, name):
+    """NaN from an underflow (a running max started at 0) or from a mask built as 0 * -inf lies on rows
+    that see keys: the hint about rows that see no key is not given."""
+    path = confuser(exercise_id, name)
+    card = grade(exercise_id, path)
+    assert_no_wrong_name(card, path)
+    assert not any("no key" in h for h in hints(card))
+    assert any("NaN" in m for m in failed(card).values())
