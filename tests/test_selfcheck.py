@@ -135,3 +135,31 @@ def test_selfcheck_reports_precision_on_confusers_and_fails_on_a_wrong_name(tmp_
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 0, result.output
     assert "precision on confusers: 100% (1 of 1 confusers" in " ".join(result.output.split())
+
+
+def test_a_file_named_differently_at_two_seeds_fails_its_row(tmp_path, monkeypatch):
+    """Issue 24: a name must not depend on the hidden cases' draw. Two seeds whose scorecards give
+    different bank names (both allowed by the confuser's docstring) fail the row; the same name at
+    both seeds passes it."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
+
+    path = tmp_path / "either.py"
+    path.write_text('"""Confuser.\n\nMust not name: global_max\nMay name: no_max_subtraction, shift_by_mean\n"""\n')
+    monkeypatch.setattr(selfcheck, "selfcheck_files", lambda ex: [(path, "confuser")])
+    names = {}
+
+    def fake_grade(ex, file, seed, **_kw):
+        check = SimpleNamespace(id="large_logits", message="Likely mistake: x\ny", verdict="failed", deducted=True,
+                                category="correctness", details={"mistake": names[seed]})
+        return SimpleNamespace(checks=[check], status="graded", score=1.0, max_score=2.0, all_passed=False,
+                               status_message="")
+
+    monkeypatch.setattr(selfcheck, "grade_submission", fake_grade)
+    names.update({1: "no_max_subtraction", 2: "shift_by_mean"})
+    [row] = [r for r in selfcheck.run_selfcheck([get_exercise("softmax")], seed=1, seeds=2) if r.kind == "confuser"]
+    assert not row.ok and "named differently at different seeds" in row.note
+    names.update({2: "no_max_subtraction"})
+    [row] = [r for r in selfcheck.run_selfcheck([get_exercise("softmax")], seed=1, seeds=2) if r.kind == "confuser"]
+    assert row.ok, row.note
