@@ -229,7 +229,8 @@ def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
     if not hint:
         return message, {}
     if isinstance(hint, Symptom):
-        return f"{message}\n{hint}", {"symptom": str(hint)}
+        text = hint[:1].upper() + hint[1:]
+        return f"{message}\n{text}", {"symptom": text}
     return f"Likely mistake: {hint}\n{message}", {"diagnosis": hint}
 
 
