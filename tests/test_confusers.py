@@ -270,3 +270,13 @@ def test_nan_on_rows_that_see_keys_is_not_called_a_row_that_sees_no_key(exercise
     assert_no_wrong_name(card, path)
     assert not any("no key" in h for h in hints(card))
     assert any("NaN" in m for m in failed(card).values())
+
+
+def test_linear_attention_quadratic_work_without_an_l_by_l_matrix_is_not_told_it_forms_one():
+    """A causal state recomputed per query costs L^2 like an L x L matrix: the probe's hint, read from
+    growth alone, is a symptom that names no structure as the cause."""
+    path = confuser("linear_attention", "state_recomputed_per_query")
+    card = grade("linear_attention", path)
+    assert_no_wrong_name(card, path)
+    message = failed(card)["flops_scaling"]
+    assert "Likely mistake" not in message and "The work grows like L^2" in message
