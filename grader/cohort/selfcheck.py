@@ -388,7 +388,7 @@ def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
         table.add_column(col)
     for r in rows:
         got = f"{r.status} {r.score:g}/{r.max_score:g}"
-        if r.kind in ("bug", "mistake") and r.failed_checks:
+        if r.kind in ("bug", "mistake", "confuser") and r.failed_checks:
             got += (f" failed {len(r.failed_checks)}: " + ",".join(r.failed_checks[:4])
                     + ("..." if len(r.failed_checks) > 4 else ""))
         if r.diagnosed:
