@@ -374,8 +374,11 @@ def selfcheck(exercise_ids: tuple[str, ...], sandbox: str | None, seed: int, see
     """Prove exercises grade as intended, in every track: the reference scores full marks, the stub
     scores 0 (status graded), every correct sample scores full marks and gets no diagnosis, every
     wrong sample fails the check its docstring names, every mutant of the mistake bank
-    (exercises/ID/mistakes/) fails the checks it names and scores below full marks, and no score
-    depends on the seed. Prints diagnosis precision and recall. Exit code 0 when all of that holds,
+    (exercises/ID/mistakes/) fails the checks it names and scores below full marks, every confuser
+    (exercises/ID/confusers/: a wrong solution whose symptom matches a hint while its cause is
+    another) loses points and gets no name its docstring does not allow, no score depends on the
+    seed and no wrong file is given different names at different seeds. Prints diagnosis precision
+    on mutants and samples, recall, and precision on confusers. Exit code 0 when all of that holds,
     1 otherwise."""
     from grader.cohort.selfcheck import render_matrix, run_selfcheck  # noqa: PLC0415
 

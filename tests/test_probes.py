@@ -234,3 +234,18 @@ def test_torch_counter_counts_multiply_then_sum():
     assert mm.report["matmul_flops"] == 2 * 4 * 8 * 3
     assert ms.report["matmul_flops"] == 0 and ms.report["elementwise"] >= 4 * 8 * 3
     assert mm.report["peak_bytes"] >= 4 * 3 * 4
+
+
+def test_a_growth_only_hint_is_a_symptom_not_a_named_mistake():
+    """Issue 24: growth alone is not evidence of one cause; a hint marked ``symptom`` is shown as a plain
+    line after the measurement, without the "Likely mistake" label (details.symptom)."""
+    spec = ProbeSpec(check="mem", quantity="peak_bytes", sweep="L", sizes=(4, 8, 16, 32), max_ratio=4.0,
+                     max_ratio_slope=0.3, hints=(Hint("a temporary that grows faster than the input.", grows=True,
+                                                      symptom=True),))
+    sizes = list(spec.sizes)
+    ref = [100.0 * s for s in sizes]
+    out = judge_series(spec, sizes, [r * s for r, s in zip(ref, sizes)], ref)
+    assert out.verdict == "failed" and "Likely mistake" not in out.message
+    assert out.message.endswith("\nA temporary that grows faster than the input.")
+    assert out.details["symptom"] == "A temporary that grows faster than the input."
+    assert Hint.from_toml({"text": "x", "symptom": True}).symptom and not Hint.from_toml({"text": "x"}).symptom

@@ -1,4 +1,6 @@
 """`grade selfcheck` for every exercise: references full, stubs zero, samples as their docstrings say."""
+from pathlib import Path
+
 import pytest
 
 from grader.grading.exercise import exercise_ids, get_exercise
@@ -51,3 +53,113 @@ def test_a_bug_sample_without_a_must_fail_line_is_a_failed_row_not_a_crash(tmp_p
     card = SimpleNamespace(checks=[], status="graded", score=1.0, max_score=2.0, all_passed=False, status_message="")
     row = _judge_row(get_exercise("softmax"), sample, "bug", card)
     assert row.ok is False and "no 'Must fail: <check id>' line" in row.note
+
+
+def _card(messages: dict[str, str], mistakes: dict[str, str] | None = None, score: float = 1.0):
+    """A stand-in scorecard: failed checks with these messages (and bank names in details)."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    checks = [SimpleNamespace(id=i, message=m, verdict="failed", deducted=True,
+                              details={"mistake": (mistakes or {}).get(i)} if (mistakes or {}).get(i) else {})
+              for i, m in messages.items()]
+    return SimpleNamespace(checks=checks, status="graded", score=score, max_score=2.0, all_passed=False,
+                           status_message="")
+
+
+CONFUSER = '''"""Confuser: a stable softmax computed in float32.
+
+Must not name: no_max_subtraction, "exp overflowed"
+May name: computed_in_float32, "entirely -inf"
+"""
+'''
+
+
+def test_a_confuser_row_fails_on_any_name_its_docstring_does_not_allow(tmp_path):
+    """Issue 24: a hand-written hint or a bank name that the confuser's ``May name:`` line does not
+    allow is a wrong diagnosis and fails the row; the allowed ones, or none, pass it."""
+    from grader.cohort.selfcheck import _judge_row  # noqa: PLC0415
+
+    path = tmp_path / "stable_in_float32.py"
+    path.write_text(CONFUSER)
+    ex = get_exercise("softmax")
+    wrong = _judge_row(ex, path, "confuser", _card({"dtype_max": "Likely mistake: exp overflowed: subtract the max\nx"}))
+    assert not wrong.ok and wrong.wrong_names == ["hint: exp overflowed: subtract the max"]
+    assert "must not get this" in wrong.note
+    other = _judge_row(ex, path, "confuser", _card({"float64": "Likely mistake: x\ny"}, {"float64": "global_max"}))
+    assert not other.ok and other.wrong_names == ["global_max"]
+    allowed = _judge_row(ex, path, "confuser", _card(
+        {"float64": "Likely mistake: x\ny", "all_neg_inf": "Likely mistake: a slice that is entirely -inf gave NaN\nz",
+         "dtype_max": "'output' is not close.\nThe output has 3 NaN/inf entries"}, {"float64": "computed_in_float32"}))
+    assert allowed.ok and not allowed.wrong_names
+    full_marks = _judge_row(ex, path, "confuser", _card({}, score=2.0))
+    assert not full_marks.ok  # a confuser must be a wrong solution
+    bare = tmp_path / "no_rules.py"
+    bare.write_text('"""Confuser without rules."""\n')
+    assert not _judge_row(ex, bare, "confuser", _card({})).ok
+
+
+def test_selfcheck_reports_precision_on_confusers_and_fails_on_a_wrong_name(tmp_path, monkeypatch):
+    """`grade selfcheck` grades the confusers folder, prints precision on confusers apart from the
+    mutants', and exits 1 when a confuser gets a wrong name (here the kv_cache confuser whose decode
+    tokens are appended twice, with a docstring that forbids the name the bank's replay gives it)."""
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
+    from grader.cli import main  # noqa: PLC0415
+    from grader.grading.exercise import Exercise  # noqa: PLC0415
+
+    source = (get_exercise("kv_cache").confusers_dir / "decode_tokens_appended_twice.py").read_text()
+    folder = tmp_path / "confusers"
+    folder.mkdir()
+    (folder / "twice.py").write_text(source)  # its name is allowed: graded as intended
+    (folder / "twice_forbidden.py").write_text(source.replace("May name: cache_appended_twice", "May name: nothing_else")
+                                                .replace("Must not name: ", "Must not name: cache_appended_twice, "))
+    monkeypatch.setattr(Exercise, "confusers_dir", property(lambda self: folder))
+    everything = selfcheck.selfcheck_files
+
+    def few(ex):  # the reference, one correct and one bug sample (no "missing" rows), and the confusers
+        files = everything(ex)
+        return [f for f in files if f[1] == "reference"] + [next(f for f in files if f[1] == k) for k in ("correct", "bug")] \
+            + [f for f in files if f[1] == "confuser"]
+
+    monkeypatch.setattr(selfcheck, "selfcheck_files", few)
+    argv = ["selfcheck", "kv_cache", "--track", "numpy", "--seed", "1"]
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 1, result.output
+    assert "precision on confusers: 50% (1 of 2 confusers" in " ".join(result.output.split())
+    rows = selfcheck.run_selfcheck([get_exercise("kv_cache")], seed=1)
+    by_file = {Path(r.file).name: r for r in rows if r.kind == "confuser"}
+    assert by_file["twice.py"].ok and not by_file["twice_forbidden.py"].ok
+    assert by_file["twice_forbidden.py"].wrong_names == ["cache_appended_twice"]
+    (folder / "twice_forbidden.py").unlink()
+    result = CliRunner().invoke(main, argv)
+    assert result.exit_code == 0, result.output
+    assert "precision on confusers: 100% (1 of 1 confusers" in " ".join(result.output.split())
+
+
+def test_a_file_named_differently_at_two_seeds_fails_its_row(tmp_path, monkeypatch):
+    """Issue 24: a name must not depend on the hidden cases' draw. Two seeds whose scorecards give
+    different bank names (both allowed by the confuser's docstring) fail the row; the same name at
+    both seeds passes it."""
+    from types import SimpleNamespace  # noqa: PLC0415
+
+    import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
+
+    path = tmp_path / "either.py"
+    path.write_text('"""Confuser.\n\nMust not name: global_max\nMay name: no_max_subtraction, shift_by_mean\n"""\n')
+    monkeypatch.setattr(selfcheck, "selfcheck_files", lambda ex: [(path, "confuser")])
+    names = {}
+
+    def fake_grade(ex, file, seed, **_kw):
+        check = SimpleNamespace(id="large_logits", message="Likely mistake: x\ny", verdict="failed", deducted=True,
+                                category="correctness", details={"mistake": names[seed]})
+        return SimpleNamespace(checks=[check], status="graded", score=1.0, max_score=2.0, all_passed=False,
+                               status_message="")
+
+    monkeypatch.setattr(selfcheck, "grade_submission", fake_grade)
+    names.update({1: "no_max_subtraction", 2: "shift_by_mean"})
+    [row] = [r for r in selfcheck.run_selfcheck([get_exercise("softmax")], seed=1, seeds=2) if r.kind == "confuser"]
+    assert not row.ok and "named differently at different seeds" in row.note
+    names.update({2: "no_max_subtraction"})
+    [row] = [r for r in selfcheck.run_selfcheck([get_exercise("softmax")], seed=1, seeds=2) if r.kind == "confuser"]
+    assert row.ok, row.note

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
+from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
 
@@ -67,6 +67,7 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         ("the softmax was taken over the query axis (-2) instead of the key axis (-1).", dict(axis=-2)),
         ("the scores were computed as key @ query^T instead of query @ key^T.", dict(swap=True)),
     ]
+    found = []  # evidence: the output is that mistake's, recomputed on this case; named when exactly one is
     for sentence, kwargs in candidates:
         if kwargs.get("swap") and q.shape[-2] != k.shape[-2]:
             continue
@@ -77,12 +78,16 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             continue
         target = w @ v.astype(np.float64) if is_sdpa and got.shape[-1] == v.shape[-1] and w.shape[-1] == v.shape[-2] else w
         if target.shape == got.shape and close_enough(got, target, tol):
-            return sentence
+            found.append(sentence)
+    if len(found) == 1:
+        return found[0]
+    if found:
+        return None  # several mistakes give this output on this case: it cannot tell them apart
     if np.isnan(got).any():
-        if mask is not None:
+        if nan_rows_fully_masked(got, mask):  # evidence: every row holding NaN is fully masked
             return ("NaN in the result: a query row whose keys are all masked must give zero weights "
                     "(and a zero output row), not 0/0.")
-        return "NaN in the result: exp overflowed; subtract the row maximum before exponentiating."
+        return nan_symptom(got)  # an overflow, a mask built as 0 * -inf, ...: no evidence of which
     if is_sdpa:
         w = _weights(q, k, mask)
         if w is not None and got.shape == w.shape and close_enough(got, w, tol):

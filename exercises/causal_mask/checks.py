@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import shape_message
-from grader.judge.judges import (JudgeContext, Outcome, all_of, describe_value, failure_from_exception,
+from grader.judge.judges import (JudgeContext, Outcome, Symptom, all_of, with_hint, describe_value, failure_from_exception,
                            inputs_unchanged, output_array, output_descriptor, raises, GraderBug)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.verdicts import Verdict
@@ -43,7 +43,13 @@ def _candidate_array(ctx: JudgeContext) -> tuple[np.ndarray | None, Outcome | No
 
 
 def _additive_hint(got: np.ndarray) -> str | None:
-    if got.dtype.kind == "f" and got.size and (np.isneginf(got).any() or (got < -1e3).any()):
+    """An additive mask, named only when its values are one (0 where allowed and -inf, or one large
+    negative number, where masked: nothing else)."""
+    if got.dtype.kind != "f" or not got.size:
+        return None
+    values = np.unique(got[~np.isnan(got)]) if not np.isnan(got).all() else np.array([])
+    negative = values[values != 0]
+    if len(negative) == 1 and (np.isneginf(negative[0]) or negative[0] < -1e3) and len(values) <= 2:
         return ("this looks like an additive mask (0 where allowed, -inf or a large negative number where "
                 "masked); return a boolean mask where True (or 1) means 'may attend'.")
     return None
@@ -67,7 +73,7 @@ def _diagnose_causal(meta: dict, truth: np.ndarray) -> str | None:
         return ("the mask is the upper triangle (transposed): query i must see keys j <= i, not j >= i; "
                 "True/nonzero means 'may attend'.")
     if t.all():
-        return "nothing is masked."
+        return Symptom("Nothing is masked: every entry is True.")
     return None
 
 
@@ -108,9 +114,13 @@ def _diagnose_padding(meta: dict, seq: np.ndarray, got: np.ndarray, combined: bo
         return f"padding was compared with 0 instead of pad_token={pad}."
     if same(~key_pad):
         return "the mask has the opposite polarity: it is True at padding; True/nonzero means 'may attend'."
-    if same(on_queries(keep)) or truth.shape == (B, 1, L, 1) or truth.shape == (B, L, 1):
+    on_rows = truth.shape in ((B, 1, L, 1), (B, L, 1)) and np.array_equal(truth.reshape(B, L), keep)
+    if same(on_queries(keep)) or on_rows:  # evidence: the values are the padding, on the query axis
         return ("padding was applied on the query axis; padding hides keys, so the mask is (B, 1, 1, L) and "
                 "broadcasts over queries.")
+    if truth.shape in ((B, 1, L, 1), (B, L, 1)):
+        return Symptom(f"The mask's axis of length L = {L} is the query axis (shape {truth.shape}); "
+                       "the expected mask has it last (keys).")
     return None
 
 
@@ -133,17 +143,20 @@ def mask_equal(kind: str):
             hint = _diagnose_padding(meta, np.asarray(ctx.arg(0)), got, kind == "combined")
         if tuple(got.shape) != tuple(expected.shape):
             msg = shape_message("mask", got.shape, expected.shape)
-            if hint is None and kind == "causal" and meta["kv_len"] != meta["seq_len"] \
-                    and got.ndim and got.shape[-1] == meta["seq_len"]:
+            L, S = meta.get("seq_len"), meta.get("kv_len")
+            if hint is None and kind == "causal" and S != L and got.ndim >= 2 and tuple(got.shape[-2:]) == (L, L) \
+                    and np.array_equal((got != 0).reshape(L, L), _tril(L, L, 0)):
+                # evidence: the square mask of seq_len alone (a transposed (kv_len, seq_len) one is not this)
                 hint = "kv_len was ignored: the mask needs one column per key, (1, 1, seq_len, kv_len)."
-            elif hint is None and got.squeeze().shape == expected.squeeze().shape:
+            elif hint is None and got.squeeze().shape == expected.squeeze().shape \
+                    and np.array_equal((got != 0).reshape(expected.shape), expected):
                 hint = ("keep the singleton axes so the mask broadcasts against scores (B, H, L_q, L_k): "
                         f"return shape {tuple(expected.shape)}.")
             elif hint is None and got.size == expected.size:
-                hint = "the values are laid out in the wrong axes."
-            return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + msg + ".",
-                           {"got_shape": list(got.shape), "expected_shape": list(expected.shape),
-                            **({"diagnosis": hint} if hint else {})})
+                hint = Symptom("The mask has the expected number of entries in another shape.")
+            message, noted = with_hint(msg + ".", hint)
+            return Outcome(Verdict.FAILED, message,
+                           {"got_shape": list(got.shape), "expected_shape": list(expected.shape), **noted})
         truth = got != 0
         wrong = truth != expected
         if not wrong.any():
@@ -157,9 +170,8 @@ def mask_equal(kind: str):
                     f"First mismatch at index {idx} (query {idx[2]}, key {idx[3]}): got "
                     f"{'may attend' if truth[idx] else 'masked'}, expected "
                     f"{'may attend' if expected[idx] else 'masked'}")
-        return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + sentence,
-                       {"mismatched": n_bad, "first_mismatch_index": list(idx),
-                        **({"diagnosis": hint} if hint else {})})
+        message, noted = with_hint(sentence, hint)
+        return Outcome(Verdict.FAILED, message, {"mismatched": n_bad, "first_mismatch_index": list(idx), **noted})
 
     return judge
 

@@ -22,8 +22,8 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough, shape_message
-from grader.judge.judges import (gradients_close, JudgeContext, Outcome, close, describe_value, dtype_preserved, failure_from_exception,
-                           inputs_unchanged,
+from grader.judge.judges import (gradients_close, JudgeContext, Outcome, Symptom, close, describe_value, dtype_preserved, failure_from_exception,
+                           inputs_unchanged, with_hint,
                            output_array, output_descriptor)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -37,7 +37,7 @@ def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *
     """Self-attention of the new tokens ``x`` over ``past + x`` in float64, with one thing varied.
 
     mask: ``causal`` (bottom-right), ``none``, ``top_left`` (j <= i, ignoring the cached offset).
-    scale: ``d_k``, ``d_model`` or ``none``. heads: ``transpose`` (right) or ``reshape`` (a plain
+    scale: ``d_k``, ``d_model``, ``twice`` (by d_k) or ``none``. heads: ``transpose`` (right) or ``reshape`` (a plain
     reshape to (B, H, L, d_k), the usual mistake). out_proj: apply W_o.
     """
     W_q, W_k, W_v, W_o = (w.astype(np.float64) for w in W)
@@ -53,7 +53,7 @@ def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *
         return t.reshape(B, n, H, d_k).transpose(0, 2, 1, 3)
 
     q, k, v = split(x @ W_q), split(full @ W_k), split(full @ W_v)
-    s = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(D), "none": 1.0}[scale]
+    s = {"d_k": math.sqrt(d_k), "d_model": math.sqrt(D), "none": 1.0, "twice": float(d_k)}[scale]
     att = q @ k.transpose(0, 1, 3, 2) / s
     i, j = np.arange(L)[:, None], np.arange(S)[None, :]
     allowed = {"causal": j <= i + (S - L), "none": np.ones((L, S), bool), "top_left": j <= i}[mask]
@@ -79,41 +79,48 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     use_cache = meta["use_cache"]
     seen = past if use_cache else np.zeros((B, 0, D), x.dtype)
     if np.isnan(got).any():
-        return "the output contains NaN (a fully masked row? every new token must at least see itself)."
+        # no evidence of a cause (a fully masked row, a max taken before masking, an overflow ...)
+        bad = np.isnan(got).any(axis=-1)
+        return Symptom(f"The output contains NaN in {int(bad.sum())} of {bad.size} token rows "
+                       f"(first at {tuple(int(i) for i in np.argwhere(bad)[0])}).")
 
     def like(**kw) -> bool:
         return close_enough(got, _attention64(seen, x, W, H, **kw), tol)
 
-    if L > 1 and like(mask="none"):
-        return (f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
-                f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached).")
-    if T and use_cache and like(mask="top_left"):
-        return (f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
-                f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i.")
-    if T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol):
-        return ("the cache was ignored: the new tokens attended only to themselves, not to the "
-                f"{T} cached tokens before them.")
-    if T and not use_cache:
-        if close_enough(got, _attention64(past, x, W, H), tol):
-            return ("with use_cache=False the call attended to the cached tokens too; it must attend "
-                    "(causally) over x alone.")
-        if L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol):
-            return "with use_cache=False the call attended to the cache, and without a causal mask."
-    if use_cache and len(meta.get("every", [])) > len(cached):
-        every = np.concatenate([arrays[n] for n in meta["every"]], axis=1)
-        if close_enough(got, _attention64(every, x, W, H), tol):
-            return ("the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
-                    "the cache must be left untouched.")
-    if like(scale="d_model"):
-        return "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."
-    if like(scale="none"):
-        return "scores were not scaled by 1/sqrt(d_k)."
-    if like(out_proj=False):
-        return "the output projection W_o was not applied."
-    if L > 1 and like(heads="reshape"):
-        return ("heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
-                "swap axes 1 and 2 (and merge with the inverse).")
-    return None
+    # evidence: the output is that mistake's, recomputed in float64 on this case; a sentence is named
+    # only when exactly one mistake gives the output (1/sqrt(d_model) and a double 1/sqrt(d_k) are the
+    # same number when num_heads == d_k)
+    variants = [
+        (lambda: L > 1 and like(mask="none"),
+         f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
+         f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached)."),
+        (lambda: T and use_cache and like(mask="top_left"),
+         f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
+         f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i."),
+        (lambda: T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol),
+         "the cache was ignored: the new tokens attended only to themselves, not to the "
+         f"{T} cached tokens before them."),
+        (lambda: T and not use_cache and close_enough(got, _attention64(past, x, W, H), tol),
+         "with use_cache=False the call attended to the cached tokens too; it must attend "
+         "(causally) over x alone."),
+        (lambda: T and not use_cache and L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol),
+         "with use_cache=False the call attended to the cache, and without a causal mask."),
+        (lambda: use_cache and len(meta.get("every", [])) > len(cached) and close_enough(
+            got, _attention64(np.concatenate([arrays[n] for n in meta["every"]], axis=1), x, W, H), tol),
+         "the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
+         "the cache must be left untouched."),
+        (lambda: like(scale="d_model"),
+         "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."),
+        (lambda: like(scale="twice"),
+         "scores were divided by d_k (1/sqrt(d_k) applied twice) instead of by sqrt(d_k)."),
+        (lambda: like(scale="none"), "scores were not scaled by 1/sqrt(d_k)."),
+        (lambda: like(out_proj=False), "the output projection W_o was not applied."),
+        (lambda: L > 1 and like(heads="reshape"),
+         "heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
+         "swap axes 1 and 2 (and merge with the inverse)."),
+    ]
+    found = [sentence for test, sentence in variants if test()]
+    return found[0] if len(found) == 1 else None
 
 
 # -- judges for cache state ------------------------------------------------------------------------
@@ -122,6 +129,53 @@ def _empty(desc: dict | None) -> bool:
     """A cache holding no tokens: None, or an array with T = 0."""
     return bool(desc) and (desc.get("kind") == "none" or (
         desc.get("kind") == "array" and len(desc["shape"]) == 4 and desc["shape"][2] == 0))
+
+
+def _same(got: np.ndarray, want: np.ndarray) -> bool:
+    """Whether ``got`` holds ``want``'s values (same shape, float32-level closeness: the cache's dtype
+    is not judged here)."""
+    return got.shape == want.shape and bool(np.all(np.isfinite(got))) and \
+        np.allclose(got.astype(np.float64), want, rtol=1e-4, atol=1e-5)
+
+
+def _shape_hint(ctx: JudgeContext, shape: tuple, expected: tuple) -> str | None:
+    """What a cache of the wrong ``shape`` shows: a cause only with evidence on the candidate's own
+    values, else a ``Symptom`` (issue 24).
+
+    * ``(B, T, H * d_k)`` or ``(B, T, H, d_k)``: a cause (heads not split / axes swapped) only when the
+      values are the true keys in that layout;
+    * more than T positions: "a preallocated buffer" only when its first T positions are the true
+      keys and every position after them holds one constant (zeros: never written); a cache whose
+      tokens are appended twice, or one holding other tokens, gets the symptom only;
+    * fewer than T positions: the symptom.
+    """
+    B, H, T, d_k = expected
+    golden = output_array(ctx.golden)
+    got = output_array(ctx.got)
+    want = golden.astype(np.float64) if golden is not None else None
+    if want is None or got is None:
+        return None
+    if shape == (B, T, H * d_k):
+        if _same(got, want.transpose(0, 2, 1, 3).reshape(B, T, H * d_k)):
+            return "the cache holds keys/values before splitting heads; store them as (B, H, T, d_k)."
+        return Symptom(f"The cache has shape (B, T, {H * d_k}): it is not split into heads as (B, H, T, d_k).")
+    if shape == (B, T, H, d_k):
+        if _same(got, want.transpose(0, 2, 1, 3)):
+            return "the time and head axes are swapped; store (B, H, T, d_k)."
+        return Symptom("The cache's axes 1 and 2 are (T, H) where (H, T) is expected.")
+    if len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] > T:
+        head, rest = got[:, :, :T], got[:, :, T:]
+        unused = rest.size and np.all(np.isfinite(rest)) and np.all(rest == rest.reshape(-1)[0])
+        if _same(head, want) and unused:
+            return (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen, and its first "
+                    f"T positions are the right ones (the rest unused); a preallocated buffer must be exposed "
+                    "as its filled part ([:, :, :T]).")
+        where = "are" if _same(head, want) else "are not"
+        return Symptom(f"The cache holds {shape[2]} positions after T = {T} tokens; its first T positions "
+                       f"{where} the keys/values of the tokens seen.")
+    if len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] < T:
+        return Symptom(f"The cache holds {shape[2]} positions after T = {T} tokens.")
+    return None
 
 
 def cache_shape(name: str):
@@ -146,19 +200,10 @@ def cache_shape(name: str):
         if shape == expected:
             return Outcome(Verdict.PASSED, "", {"shape": list(shape)})
         B, H, T, d_k = expected
-        hint = None
-        if shape == (B, T, H * d_k):
-            hint = "the cache holds keys/values before splitting heads; store them as (B, H, T, d_k)."
-        elif shape == (B, T, H, d_k):
-            hint = "the time and head axes are swapped; store (B, H, T, d_k)."
-        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] > T:
-            hint = (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen; a preallocated "
-                    "buffer must be exposed as its filled part ([:, :, :T]).")
-        elif len(shape) == 4 and shape[:2] == (B, H) and shape[3] == d_k and shape[2] < T:
-            hint = f"only {shape[2]} of the T = {T} tokens seen so far are in the cache."
+        hint = _shape_hint(ctx, shape, expected)
         msg = shape_message(name, shape, expected) + f" (B, H, T, d_k) after T = {T} tokens."
-        return Outcome(Verdict.FAILED, (f"Likely mistake: {hint}\n" if hint else "") + msg,
-                       {"got_shape": list(shape), "expected_shape": list(expected)})
+        message, noted = with_hint(msg, hint)
+        return Outcome(Verdict.FAILED, message, {"got_shape": list(shape), "expected_shape": list(expected), **noted})
 
     return judge
 

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -45,7 +45,8 @@ def attention64(xq, xk, xv, heads, W_q, W_k, W_v, W_o, mask=None, *, kv_heads=No
         xq, xk, xv: (B, L_q, D), (B, L_k, D), (B, L_k, D).
         heads: query heads H; ``kv_heads`` (default H) key/value heads, W_k/W_v of width kv_heads*d_k.
         mask: None or broadcastable to (B, H, L_q, L_k); nonzero = may attend.
-        scale: ``d_k`` (right), ``none`` (unscaled), ``D`` (by sqrt(D)), ``kv_width`` (sqrt(kv_heads*d_k)).
+        scale: ``d_k`` (right), ``none`` (unscaled), ``D`` (by sqrt(D)), ``kv_width`` (sqrt(kv_heads*d_k)),
+            ``twice`` (by d_k: 1/sqrt(d_k) applied twice).
         split: ``transpose`` (right) or ``reshape`` (heads split and merged by reshape alone).
         polarity: False applies the mask reversed.
         use_wo: False skips the output projection.
@@ -62,7 +63,8 @@ def attention64(xq, xk, xv, heads, W_q, W_k, W_v, W_o, mask=None, *, kv_heads=No
     group = heads // kv_heads
     index = np.arange(heads) // group if kv_map == "interleave" else np.arange(heads) % kv_heads
     k, v = k[:, index], v[:, index]
-    denom = {"d_k": math.sqrt(d_k), "none": 1.0, "D": math.sqrt(D), "kv_width": math.sqrt(kv_heads * d_k)}[scale]
+    denom = {"d_k": math.sqrt(d_k), "none": 1.0, "D": math.sqrt(D), "kv_width": math.sqrt(kv_heads * d_k),
+             "twice": float(d_k)}[scale]
     s = q @ np.swapaxes(k, -1, -2) / denom
     keep = np.ones(s.shape, dtype=bool)
     if mask is not None:
@@ -88,6 +90,7 @@ MISTAKES = (
     ({"polarity": False}, "the mask was applied with the opposite polarity: nonzero / True means "
                           "'may attend', 0 / False means 'masked out'."),
     ({"use_wo": False}, "the output projection W_o was not applied to the merged heads."),
+    ({"scale": "twice"}, "the scores were divided by d_k (1/sqrt(d_k) applied twice) instead of by sqrt(d_k)."),
 )
 
 
@@ -98,19 +101,24 @@ def _call_args(ctx: JudgeContext) -> dict:
 
 
 def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, call_args) -> str | None:
-    """The sentence of the first mistake whose float64 replay matches ``got`` (and not the answer)."""
+    """The sentence of the one mistake whose float64 replay matches ``got`` (and not the answer), or
+    None when none or several do: on a case where two mistakes give the same output (1/sqrt(D) and a
+    double 1/sqrt(d_k) when num_heads == d_k) the case cannot tell them apart, so nothing is named."""
     if got.shape != ctx.golden.arrays[ctx.golden.report["output"]["key"]].shape or not np.isfinite(got).all():
-        if np.isnan(got).any():
+        if nan_rows_fully_masked(got, call_args.get("mask")):  # evidence: NaN only on fully masked rows
             return ("the output contains NaN: a query row whose keys are all masked must give weights 0 "
                     "and output 0 (softmax over only -inf is 0/0).")
+        if np.isnan(got).any() and got.ndim == 3:
+            return nan_symptom(got)
         return None
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
     loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
+    found = []
     for switches, sentence in mistakes:
         alt = attention64(**call_args, **switches)
         if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
-            return sentence
-    return None
+            found.append(sentence)
+    return found[0] if len(found) == 1 else None
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:

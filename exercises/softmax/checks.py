@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.judge.judges import (JudgeContext, Outcome, all_of, close, dtype_preserved, failure_from_exception,
+from grader.judge.judges import (JudgeContext, Outcome, Symptom, all_of, close, dtype_preserved, failure_from_exception,
                            gradients_close, inputs_unchanged, output_array)
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
@@ -45,19 +45,11 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         with np.errstate(invalid="ignore"):
             all_neg_inf = np.all(np.isneginf(x), axis=ax, keepdims=True) & np.ones_like(x, dtype=bool)
         if (nan & all_neg_inf).any() and not (nan & ~all_neg_inf).any():
+            # evidence: the NaN lie exactly in the slices that are entirely -inf, nowhere else
             return ("a slice that is entirely -inf gave NaN (0/0); return zeros for such a slice, "
                     "e.g. by replacing a non-finite max with 0 and dividing only where the sum is > 0.")
-        finite = x[np.isfinite(x)]
-        if (finite.size and x.dtype == np.float64 and got.dtype.kind == "f" and got.dtype.itemsize < 8
-                and np.abs(finite).max() > np.finfo(got.dtype).max):
-            return (f"the float64 input was computed in {got.dtype.name}, where logits this large overflow "
-                    "to inf (inf - inf = NaN): compute in the input's dtype.")
-        if finite.size and np.abs(finite).max() > 80:
-            return ("exp overflowed: subtract the maximum along the axis before exponentiating "
-                    "(softmax(x) == softmax(x - max(x))).")
-        return "the output contains NaN."
-    if np.isinf(got).any():
-        return "the output contains inf: exp overflowed; subtract the maximum along the axis first."
+    if nan.any() or np.isinf(got).any():
+        return _nonfinite_hint(x, ax, axis, got, tol)
     for other in range(x.ndim):
         if other != ax and close_enough(got, _softmax64(x, other), tol):
             return f"normalised over axis {other} instead of axis {axis}."
@@ -67,11 +59,64 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     target = np.where(np.all(np.isneginf(x), axis=ax), 0.0, 1.0)
     finite_sums = np.isfinite(sums)
     if not np.allclose(sums[finite_sums], target[finite_sums], rtol=1e-3, atol=1e-3):
-        e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
+        with np.errstate(invalid="ignore", over="ignore"):
+            e = np.exp(x.astype(np.float64) - np.max(x, axis=ax, keepdims=True))
         if close_enough(got, e, tol):
             return "the exponentials were not divided by their sum along the axis."
-        return f"the output does not sum to 1 along axis {axis}."
+        return Symptom(f"The output does not sum to 1 along axis {axis}.")  # a symptom, no cause
     return None
+
+
+def _unshifted(x: np.ndarray, ax: int, dtype: np.dtype) -> np.ndarray:
+    """softmax without the max shift, computed in ``dtype``: exp(x) / sum(exp(x)) (what overflows)."""
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.exp(x.astype(dtype))
+        return e / e.sum(axis=ax, keepdims=True)
+
+
+def _confined_to_overflowing_slices(x: np.ndarray, ax: int, got: np.ndarray) -> bool:
+    """Whether every NaN/inf of ``got`` lies in a slice (along ``ax``) holding a finite logit beyond the
+    range of ``got``'s dtype (one that becomes inf when cast to it)."""
+    with np.errstate(over="ignore"):
+        beyond = np.isfinite(x) & np.isinf(x.astype(got.dtype))
+    slices = np.any(beyond, axis=ax, keepdims=True) & np.ones_like(x, dtype=bool)
+    bad = ~np.isfinite(got.astype(np.float64))
+    return bool(bad.any() and not (bad & ~slices).any())
+
+
+def _nonfinite_hint(x: np.ndarray, ax: int, axis, got: np.ndarray, tol: Tolerance) -> str:
+    """The hint for NaN/inf in a softmax output: a cause only with evidence on the candidate's values
+    (issue 24), else the symptom.
+
+    * "computed in a narrower dtype": the output's dtype is narrower than the float64 input's, the
+      input holds finite logits beyond that dtype's range, and every NaN/inf of the output lies in a
+      slice holding such a logit (evidence: the two dtypes, the input, where the candidate's
+      non-finite entries are);
+    * "exp overflowed: subtract the maximum": the output is, NaN for NaN and inf for inf with the
+      other entries within tolerance, the unshifted softmax computed in the output's own dtype (a
+      stable softmax run in float32 on a float64 input has NaN where this has not, so it is not
+      told to subtract the maximum);
+    * otherwise the symptom: how many entries are NaN/inf and where the first is.
+    """
+    finite = x[np.isfinite(x)]
+    if (finite.size and x.dtype == np.float64 and got.dtype.kind == "f" and got.dtype.itemsize < 8
+            and np.abs(finite).max() > np.finfo(got.dtype).max
+            and _confined_to_overflowing_slices(x, ax, got)):
+        return (f"the float64 input was computed in {got.dtype.name}, where logits this large overflow "
+                "to inf (inf - inf = NaN): compute in the input's dtype.")
+    dtype = got.dtype if got.dtype.kind == "f" else x.dtype
+    naive = _unshifted(x, ax, dtype).astype(np.float64)
+    g = got.astype(np.float64)
+    same_bad = np.array_equal(np.isnan(g), np.isnan(naive)) and np.array_equal(np.isinf(g), np.isinf(naive)) \
+        and np.array_equal(g[np.isinf(g)], naive[np.isinf(naive)])
+    ok = np.isfinite(g) & np.isfinite(naive)
+    if same_bad and (not ok.any() or close_enough(np.where(ok, g, 0.0), np.where(ok, naive, 0.0), tol)):
+        return ("exp overflowed: subtract the maximum along the axis before exponentiating "
+                "(softmax(x) == softmax(x - max(x))).")
+    bad = ~np.isfinite(g)
+    first = tuple(int(i) for i in np.argwhere(bad)[0])
+    return Symptom(f"The output has {int(bad.sum())} NaN/inf entries of {g.size} (first at index {first}) where "
+                   "the reference's is finite.")
 
 
 def exact_zero_at_neg_inf(ctx: JudgeContext) -> Outcome:

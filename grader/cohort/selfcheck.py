@@ -9,6 +9,24 @@ default track, ``submissions/samples/<id>/<track>/`` for the other) must score f
 
 (several ids separated by commas: at least one of them must fail). A named check the exercise
 does not declare yet is reported as "expected <id> failure, not yet checked" rather than passing.
+
+Every mutant of the bank must fail the checks it names, and no wrong file may be given two different
+sets of bank names at two seeds (a name must not depend on the draw of the hidden cases).
+
+**Confusers** (``exercises/<id>/confusers/``, ``confusers_<track>/`` in the other track) are wrong
+solutions whose symptom matches a hint or a bank message while their cause is another (a cache
+whose tokens are appended twice looks like a preallocated buffer from its length alone). Each one's
+docstring says which names it must not get and, optionally, which it may get::
+
+    Must not name: cache_exposes_preallocated_buffer, "preallocated buffer"
+    May name: cache_appended_twice, "the output contains NaN"
+
+(a bare word is a mistake of the bank, a quoted phrase a part of a hand-written "Likely mistake:"
+sentence). A confuser is graded as intended when it loses points and every "Likely mistake:" line of
+its scorecard, at every seed, is one its ``May name:`` line allows: any other name is a wrong
+diagnosis, and fails the self-check. "Precision on confusers" (confusers with no wrong name, of all
+confusers) is reported apart from the precision on mutants, whose cause is their name's by
+construction.
 """
 
 from __future__ import annotations
@@ -52,6 +70,54 @@ def samples_dir(exercise: Exercise) -> Path:
 
 
 MISTAKE_LINE = re.compile(r"^\s*Mistake:\s*(\S+)\s*$", re.MULTILINE)
+MUST_NOT_NAME = re.compile(r"^\s*Must not name:\s*(.+?)\s*$", re.MULTILINE)
+MAY_NAME = re.compile(r"^\s*May name:\s*(.+?)\s*$", re.MULTILINE)
+_ITEM = re.compile(r'"([^"]+)"|([A-Za-z_][A-Za-z0-9_]*)')
+#: How a hand-written hint is listed among a card's names (a bank mistake is listed by its name).
+HINT_PREFIX = "hint: "
+
+
+def _items(line: str) -> list[str]:
+    """The comma-separated items of a ``Must not name:`` / ``May name:`` line: bank names as they are,
+    quoted phrases as ``hint: <phrase>``."""
+    return [name or HINT_PREFIX + phrase for phrase, name in _ITEM.findall(line)]
+
+
+def confuser_rules(path: Path) -> tuple[list[str], list[str]]:
+    """``(must_not, may)``: the names a confuser must not get and those it may (``May name:``, optional),
+    read from its module docstring; bank mistakes by name, hand-written hints as ``hint: <phrase>``.
+
+    Raises:
+        ValueError: the file has no docstring or no ``Must not name:`` line.
+    """
+    doc = ast.get_docstring(parse(path.read_text(encoding="utf-8"))) or ""
+    must_not = MUST_NOT_NAME.search(doc)
+    if not must_not or not _items(must_not.group(1)):
+        raise ValueError(f"{path} has no 'Must not name: <mistake or \"phrase\">' line in its docstring")
+    may = MAY_NAME.search(doc)
+    return _items(must_not.group(1)), _items(may.group(1)) if may else []
+
+
+def card_names(card: Scorecard) -> list[str]:
+    """Every cause a scorecard names, sorted: each bank mistake by its name (``details["mistake"]``),
+    each hand-written "Likely mistake: ..." sentence as ``hint: <sentence>``."""
+    names = set()
+    for c in card.checks:
+        if c.details.get("mistake"):
+            names.add(c.details["mistake"])
+            continue
+        for line in (c.message or "").splitlines():
+            if line.startswith("Likely mistake:"):
+                names.add(HINT_PREFIX + line[len("Likely mistake:"):].strip())
+    return sorted(names)
+
+
+def allowed_name(name: str, may: list[str]) -> bool:
+    """Whether a confuser's ``May name:`` items allow ``name`` (a bank mistake's name, or a hint
+    ``hint: <sentence>`` that contains an allowed phrase)."""
+    if not name.startswith(HINT_PREFIX):
+        return name in may
+    return any(m.startswith(HINT_PREFIX) and m[len(HINT_PREFIX):] in name for m in may)
 
 
 def declared_mistake(path: Path) -> str | None:
@@ -73,11 +139,13 @@ class SelfcheckRow:
         diagnosed: mistake names the scorecard named (``details["mistake"]`` of its checks).
         timed: complexity checks that were judged by timing instead of counting (probe
             ``details["method"] == "time"``) at any seed graded; the goal is none for correct files.
+        wrong_names: a confuser's names (bank mistakes, ``hint: <sentence>``) that its ``May name:``
+            line does not allow, at any seed; must be none.
     """
 
     exercise: str
     file: str
-    kind: str  # reference, stub, correct, bug, mistake
+    kind: str  # reference, stub, correct, bug, mistake, confuser
     expectation: str
     status: str
     score: float
@@ -91,6 +159,7 @@ class SelfcheckRow:
     mistake: str | None = None
     diagnosed: list[str] = field(default_factory=list)
     timed: list[str] = field(default_factory=list)
+    wrong_names: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """As a JSON-able dict."""
@@ -120,6 +189,23 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard,
     elif kind == "stub":
         row.expectation = "0 points, graded"
         row.ok = card.status == Status.GRADED and card.score == 0
+    elif kind == "confuser":
+        try:
+            must_not, may = confuser_rules(path)
+        except (ValueError, SyntaxError) as exc:
+            row.expectation, row.ok, row.note = "a 'Must not name:' line", False, str(exc)
+            return row
+        row.expectation = "below full marks, named " + (" or ".join(may) if may else "nothing") + " at most"
+        named = card_names(card)
+        row.wrong_names = [n for n in named if not allowed_name(n, may)]
+        forbidden = [n for n in row.wrong_names
+                     if n in must_not or any(m.startswith(HINT_PREFIX) and m[len(HINT_PREFIX):] in n for m in must_not)]
+        row.ok = card.status == Status.GRADED and card.score < card.max_score and not row.wrong_names
+        if row.wrong_names:
+            row.note = ("wrong diagnosis: " + "; ".join(row.wrong_names)
+                        + (" (its docstring says it must not get this)" if forbidden else ""))
+        elif not row.ok:
+            row.note = card.status_message or "full marks: a confuser must be a wrong solution"
     elif kind == "mistake":
         declared = {c.id for c in exercise.checks}
         row.expectation = "fails " + " and ".join(wanted) + ", below full marks"
@@ -156,6 +242,7 @@ def selfcheck_files(exercise: Exercise) -> list[tuple[Path, str]]:
     files += [(p, "correct") for p in sorted(folder.glob("correct_*.py"))]
     files += [(p, "bug") for p in sorted(folder.glob("bug_*.py"))]
     files += [(m.path, "mistake") for m in exercise.mistakes]
+    files += [(p, "confuser") for p in sorted(exercise.confusers_dir.glob("*.py")) if not p.name.startswith("_")]
     return files
 
 
@@ -213,9 +300,23 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
                                 if c.category == "complexity" and (c.details or {}).get("method") == "time"})
             for s, card in cards[1:]:
                 other = _judge_row(ex, path, kind, card, list(mistake.must_fail) if mistake else None)
+                row.wrong_names = sorted(set(row.wrong_names) | set(other.wrong_names))
                 if not other.ok and row.ok:
                     row.ok, row.note = False, f"at seed {s}: {other.note}"
-            if len(set(row.scores.values())) > 1:
+            # bank names only: a hand-written hint may join them on a seed whose cases show its evidence
+            named = {s: sorted({c.details.get("mistake") for c in card.checks if c.details.get("mistake")})
+                     for s, card in cards}
+            if kind in ("bug", "mistake", "confuser") and len({tuple(n) for n in named.values() if n}) > 1:
+                row.ok = False  # a name must not depend on the hidden cases' draw
+                row.note = ("named differently at different seeds: "
+                            + "; ".join(f"{', '.join(n) or 'nothing'} at seed {k}" for k, n in named.items())
+                            + (f"; {row.note}" if row.note else ""))
+            if len(set(row.scores.values())) > 1 and kind == "confuser":
+                # a confuser proves names, not the hidden cases' reach: its score may vary, said in the note
+                row.note = ("score depends on the seed (not a naming fault): "
+                            + ", ".join(f"{v:g} at seed {k}" for k, v in row.scores.items())
+                            + (f"; {row.note}" if row.note else ""))
+            elif len(set(row.scores.values())) > 1:
                 row.ok = False
                 row.note = ("score depends on the seed: " + ", ".join(f"{v:g} at seed {k}" for k, v in row.scores.items())
                             + (f"; {row.note}" if row.note else ""))
@@ -233,6 +334,8 @@ class DiagnosisStats:
         precise: of the named ones with a known mistake, those named only by their own mistake.
         judged: named ones whose own mistake is known (mutants, bug samples with a ``Mistake:`` line).
         correct_diagnosed: reference or correct samples that got a diagnosis (must be 0).
+        confusers: confusers graded (``exercises/<id>/confusers``).
+        confusers_clean: of them, those that got no wrong name at any seed.
     """
 
     wrong_files: int
@@ -240,6 +343,13 @@ class DiagnosisStats:
     precise: int
     judged: int
     correct_diagnosed: int
+    confusers: int = 0
+    confusers_clean: int = 0
+
+    @property
+    def confuser_precision(self) -> float:
+        """confusers_clean / confusers (1.0 when there are none)."""
+        return self.confusers_clean / self.confusers if self.confusers else 1.0
 
     @property
     def precision(self) -> float:
@@ -259,7 +369,9 @@ def diagnosis_stats(rows: list[SelfcheckRow]) -> DiagnosisStats:
     judged = [r for r in named if r.mistake]
     precise = [r for r in judged if r.diagnosed == [r.mistake]]
     correct = [r for r in rows if r.kind in ("reference", "correct") and r.diagnosed]
-    return DiagnosisStats(len(wrong), len(named), len(precise), len(judged), len(correct))
+    confusers = [r for r in rows if r.kind == "confuser"]
+    return DiagnosisStats(len(wrong), len(named), len(precise), len(judged), len(correct), len(confusers),
+                          len([r for r in confusers if not r.wrong_names]))
 
 
 def _by_track(rows: list[SelfcheckRow]) -> dict[tuple[str, str], list[SelfcheckRow]]:
@@ -276,20 +388,25 @@ def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
         table.add_column(col)
     for r in rows:
         got = f"{r.status} {r.score:g}/{r.max_score:g}"
-        if r.kind in ("bug", "mistake") and r.failed_checks:
+        if r.kind in ("bug", "mistake", "confuser") and r.failed_checks:
             got += (f" failed {len(r.failed_checks)}: " + ",".join(r.failed_checks[:4])
                     + ("..." if len(r.failed_checks) > 4 else ""))
         if r.diagnosed:
             got += " diagnosed " + ",".join(r.diagnosed)
+        if r.wrong_names:
+            got += f" named {len(r.wrong_names)} wrong cause(s)"
         table.add_row(r.exercise, r.track, Path(r.file).name, r.expectation, got,
                       Text("yes", style="green") if r.ok else Text("NO", style="bold red"), r.note)
     console.print(table)
     bad = [r for r in rows if not r.ok]
     pending = [r for r in rows if "not yet checked" in r.note]
     stats = diagnosis_stats(rows)
-    console.print(f"diagnosis: precision {100 * stats.precision:.0f}% ({stats.precise} of {stats.judged} named "
+    console.print(f"diagnosis: precision on mutants and samples {100 * stats.precision:.0f}% ({stats.precise} of {stats.judged} named "
                   f"diagnoses are the file's own mistake), recall {100 * stats.recall:.0f}% ({stats.named} of "
                   f"{stats.wrong_files} wrong files named); correct files diagnosed: {stats.correct_diagnosed}")
+    console.print(f"precision on confusers: {100 * stats.confuser_precision:.0f}% ({stats.confusers_clean} of "
+                  f"{stats.confusers} confusers got no wrong name: a wrong solution whose symptom matches a hint "
+                  "or a bank message while its cause is another)")
     for (exercise, track), group in _by_track(rows).items():
         correct = [r for r in group if r.kind in ("reference", "correct")]
         timed = [r for r in group if r.timed]

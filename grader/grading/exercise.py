@@ -168,6 +168,13 @@ class Exercise:
         (``grader.judge.mistakes``), patches of this track's reference; host only."""
         return self.folder / self._tracked("mistakes")
 
+    @property
+    def confusers_dir(self) -> Path:
+        """``confusers/`` (``confusers_<track>/`` in the other track): wrong solutions whose symptom
+        matches a hint or a bank message while their cause is another (``grade selfcheck`` proves none
+        of them gets a wrong name; ``grader.cohort.selfcheck``); host only."""
+        return self.folder / self._tracked("confusers")
+
     @cached_property
     def mistakes(self) -> tuple:
         """The exercise's named mistakes (``grader.judge.mistakes.Mistake``), read once.

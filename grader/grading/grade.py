@@ -540,7 +540,7 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                                               suspects, plan, check.id, _MEASURE_LOCK)
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items()
-                                                  if k not in ("diagnosis", "mistake")}))
+                                                  if k not in ("diagnosis", "mistake")}, "cost"))
     # A complexity check that no mutant of the bank names in its ``Must fail:`` cannot be replayed;
     # when the values name exactly one mistake and self-check proves that mistake fails this
     # complexity check too, it is the likely cause, and a hint chosen from the measurement alone is
@@ -548,23 +548,35 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     named = {c.details.get("mistake") for c in out if c.details.get("mistake")}
     if len(named) == 1:
         mistake = by_name[named.pop()]
-        out = [_named(c, [mistake.name], by_name, c.details)
+        out = [_named(c, [mistake.name], by_name, c.details, "named")
                if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
                and c.id not in replayed else c for c in out]
     return tuple(out)
 
 
-def _named(check: CheckResult, names: list[str], by_name: dict, details: dict) -> CheckResult:
+#: What each way of naming a bank mistake proves, said after its sentence (issue 24: a bank message
+#: states only what its replay proves).
+EVIDENCE = {
+    "values": "your results equal this mistake's on every case of this check that failed",
+    "cost": "your measured cost equals this mistake's at the larger sizes",
+    "named": "named from the values; this mistake fails this check too",
+}
+
+
+def _named(check: CheckResult, names: list[str], by_name: dict, details: dict,
+           evidence: str = "values") -> CheckResult:
     """``check`` with the diagnosis that replay found: exactly one explaining mutant names its mistake
-    ("Likely mistake: ..." before the message, ``details["mistake"]``); several name none (the
-    check's own hint is removed too: the cases cannot tell them apart) and are listed in
-    ``details["mistakes_matching"]``; none leaves the message as it is. ``details`` is the base of
-    the new details (the caller decides which of the check's own keys it keeps)."""
+    ("Likely mistake: <sentence> (<what the replay proved>)" before the message, ``details["mistake"]``
+    and ``details["evidence"]``, a key of ``EVIDENCE``); several name none (the check's own hint is
+    removed too: the cases cannot tell them apart) and are listed in ``details["mistakes_matching"]``;
+    none leaves the message as it is. ``details`` is the base of the new details (the caller decides
+    which of the check's own keys it keeps)."""
     message = check.message
     if len(names) == 1:
         mistake = by_name[names[0]]
-        message = f"Likely mistake: {mistake.diagnosis}\n{diagnosis.strip_hint(message)}"
-        details = {**details, "mistake": mistake.name, "diagnosis": mistake.diagnosis}
+        message = (f"Likely mistake: {mistake.diagnosis} ({EVIDENCE[evidence]})\n"
+                   f"{diagnosis.strip_hint(message)}")
+        details = {**details, "mistake": mistake.name, "diagnosis": mistake.diagnosis, "evidence": evidence}
     elif len(names) > 1:
         message = diagnosis.strip_hint(message)
         details = {**details, "mistakes_matching": names}

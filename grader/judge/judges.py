@@ -178,6 +178,62 @@ def failure_from_exception(ctx: JudgeContext) -> Outcome | None:
 Diagnose = Callable[[JudgeContext, np.ndarray, Tolerance], "str | None"]
 
 
+class Symptom(str):
+    """What a wrong result shows (what differs, where), for a hint that has no evidence of a cause.
+
+    A ``diagnose`` (or ``nonfinite``) function returns a plain ``str`` only when it checked the cause
+    it names on the candidate's own values (the output equals the named mistake's, recomputed on the
+    host; the NaN lie exactly on the rows that see no key); otherwise it returns a ``Symptom``, which
+    the judge appends to the message without the "Likely mistake:" label and records in
+    ``details["symptom"]`` (issue 24: a named diagnosis is never the wrong one).
+    """
+
+
+def nan_rows_fully_masked(got: np.ndarray, mask: np.ndarray | None) -> bool:
+    """Evidence for "a fully masked query row gave NaN": ``got`` has NaN, and every query row holding
+    a NaN is fully masked in ``mask`` (in some head, where the mask has a head axis).
+
+    Args:
+        got: the candidate's output, ``(..., L_q, width)``: attention weights ``(B, H, L_q, L_k)``, a
+            per-head output ``(B, H, L_q, d)`` or a merged one ``(B, L_q, D)``.
+        mask: broadcastable to ``(B, H, L_q, L_k)`` (or ``(L_q, L_k)``), nonzero = may attend; None: no
+            row is masked (False).
+
+    A NaN on a row that does see a key has another cause (an overflow, a mask built as 0 * -inf, a
+    max taken where it should not be): no cause is named then.
+    """
+    nan_rows = np.isnan(got).any(axis=-1)                                   # (..., L_q)
+    if mask is None or not nan_rows.any():
+        return False
+    keep = np.asarray(mask) != 0
+    empty = ~keep.any(axis=-1)                                              # (..., L_q) fully masked rows
+    if got.ndim == 3 and empty.ndim == 3:                                   # heads merged: (B, L_q, D)
+        empty = empty.any(axis=1)                                           # (B|1, H|1, L_q|1) -> (B|1, L_q|1)
+    try:
+        empty = np.broadcast_to(empty, nan_rows.shape)
+    except ValueError:
+        return False
+    return bool(not (nan_rows & ~empty).any())
+
+
+def nan_symptom(got: np.ndarray) -> Symptom:
+    """The symptom of NaN in an output ``(..., rows, width)``: how many rows hold NaN and the first one."""
+    rows = np.isnan(got).any(axis=-1)
+    first = tuple(int(i) for i in np.argwhere(rows)[0])
+    return Symptom(f"The result contains NaN in {int(rows.sum())} of {rows.size} rows (first at {first}).")
+
+
+def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
+    """``message`` with ``hint``: a cause as a leading "Likely mistake: ..." line (``details["diagnosis"]``),
+    a ``Symptom`` as a trailing line with no label (``details["symptom"]``), nothing for None."""
+    if not hint:
+        return message, {}
+    if isinstance(hint, Symptom):
+        text = hint[:1].upper() + hint[1:]
+        return f"{message}\n{text}", {"symptom": text}
+    return f"Likely mistake: {hint}\n{message}", {"diagnosis": hint}
+
+
 def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("output",), *,
           diagnose: Diagnose | None = None, factor: float = DEFAULT_FACTOR) -> Callable[[JudgeContext], Outcome]:
     """Judge: each output at ``paths`` equals golden within the dtype-aware tolerance.
@@ -226,10 +282,8 @@ def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("outpu
             if not cmp.ok:
                 message = cmp.message
                 hint = diagnose(ctx, got, tol) if diagnose and path == tuple(paths[0]) else None
-                if hint:
-                    message = f"Likely mistake: {hint}\n{message}"
-                return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name,
-                                                          **({"diagnosis": hint} if hint else {})})
+                message, noted = with_hint(message, hint)
+                return Outcome(Verdict.FAILED, message, {**cmp.details, "output": name, **noted})
         return Outcome(Verdict.PASSED, "", per_output)
 
     return judge
@@ -431,10 +485,8 @@ def gradients_close(labels: Sequence[str], *, factor: float = DEFAULT_FACTOR,
                 message = (f"The {name} has {count} NaN/inf entries of {got.size} (first at index {first}); "
                            "the reference's is finite everywhere.")
                 hint = nonfinite(ctx, label, got) if nonfinite else None
-                if hint:
-                    message = f"Likely mistake: {hint}\n{message}"
-                return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count,
-                                                         **({"diagnosis": hint} if hint else {})})
+                message, noted = with_hint(message, hint)
+                return Outcome(Verdict.FAILED, message, {"gradient": label, "nonfinite": count, **noted})
             tol = ctx.tolerance(exp_desc, [ctx.expected.arrays[exp_desc["key"]]], golden, factor,
                                 lambda r, lb=label: _gradient_array(r, lb))
             cmp = compare_arrays(name, got, golden, tol)

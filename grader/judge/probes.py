@@ -27,7 +27,7 @@ from typing import Callable
 import numpy as np
 
 from grader.judge.forgery import memory_tamper_flag, memory_unobserved_flag, tamper_flag
-from grader.judge.judges import GraderBug, JudgeContext, Outcome, failure_from_exception
+from grader.judge.judges import GraderBug, JudgeContext, Outcome, Symptom, failure_from_exception, with_hint
 from grader.judge.verdicts import Verdict
 
 QUANTITIES = ("flops", "kv_flops", "peak_bytes", "seconds")
@@ -50,6 +50,11 @@ class Hint:
         grows: True: the ratio to the reference grows with the size (fitted slope above the probe's
             ``max_ratio_slope``); False: it does not; None: either.
         min_ratio / max_ratio: the ratio at the largest size lies in ``[min_ratio, max_ratio]``.
+        symptom: the text describes what the figures show (what grows, with an example of a cause)
+            and names no cause: shown without the "Likely mistake" label (``grader.judge.judges.Symptom``).
+            Growth alone is not evidence of one cause (several structures cost the same), so a hint
+            read from a growth or a ratio is a symptom unless its quantity singles the cause out
+            (keys and values projected again: the K/V work itself grows).
     """
 
     text: str
@@ -57,12 +62,14 @@ class Hint:
     grows: bool | None = None
     min_ratio: float = 0.0
     max_ratio: float = math.inf
+    symptom: bool = False
 
     @classmethod
     def from_toml(cls, doc: dict) -> "Hint":
         """Build from one ``[[probes.hints]]`` table."""
         return cls(text=doc["text"], quantity=doc.get("quantity"), grows=doc.get("grows"),
-                   min_ratio=float(doc.get("min_ratio", 0.0)), max_ratio=float(doc.get("max_ratio", math.inf)))
+                   min_ratio=float(doc.get("min_ratio", 0.0)), max_ratio=float(doc.get("max_ratio", math.inf)),
+                   symptom=bool(doc.get("symptom", False)))
 
 
 @dataclass(frozen=True)
@@ -146,7 +153,8 @@ def _ratios(candidate: list[float], reference: list[float], quantity: str) -> li
 
 def choose_hint(spec: ProbeSpec, sizes: list[int], series: dict[str, tuple[list[float], list[float]]],
                 quantity: str) -> str:
-    """The text of the first hint whose conditions the measured series meet, or "".
+    """The text of the first hint whose conditions the measured series meet (a ``Symptom`` for a hint
+    marked ``symptom``), or "".
 
     Args:
         spec: the probe.
@@ -167,7 +175,7 @@ def choose_hint(spec: ProbeSpec, sizes: list[int], series: dict[str, tuple[list[
             continue
         if not hint.min_ratio <= ratios[-1] <= hint.max_ratio:
             continue
-        return hint.text
+        return Symptom(hint.text) if hint.symptom else hint.text
     return ""
 
 
@@ -225,9 +233,8 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
     else:
         message = f"{WHAT[quantity]} is too large compared with the reference's: {where} (allowed {max_ratio:g}x){note}."
     hint = choose_hint(spec, sizes, {**(series or {}), quantity: (list(candidate), list(reference))}, quantity)
-    if hint:
-        message = f"Likely mistake: {hint}\n{message}"
-    return Outcome(Verdict.FAILED, message, {**details, "hint": hint})
+    message, noted = with_hint(message, hint)
+    return Outcome(Verdict.FAILED, message, {**details, "hint": str(hint or ""), **noted})
 
 
 def measured_groups(plan, check: str) -> tuple[list[int], list[list]]:

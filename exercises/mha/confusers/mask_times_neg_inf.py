@@ -1,0 +1,49 @@
+"""Confuser: the mask is applied additively as (1 - keep) * -inf, and 0 * -inf is NaN, so every kept
+score becomes NaN and every row of a masked case is NaN, whether or not the row is fully masked
+(the cause is the mask's arithmetic, not a row that sees no key).
+
+Must not name: "a query row whose keys are all masked", "fully masked"
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+
+
+def multi_head_attention(query, key, value, num_heads, W_q, W_k, W_v, W_o, mask=None):
+    """Multi-head attention of ``query`` over ``key``/``value``.
+
+    Args:
+        query: (B, L_q, D) tensor.
+        key, value: (B, L_k, D) tensors.
+        num_heads: number of heads H; must divide D.
+        W_q, W_k, W_v, W_o: (D, D) projection weights (``x @ W``).
+        mask: None, or a bool/numeric tensor broadcastable to (B, H, L_q, L_k); nonzero / True
+            means "may attend".
+
+    Returns:
+        (B, L_q, D) tensor in the inputs' dtype, differentiable in every input and weight.
+
+    Raises:
+        ValueError: ``D % num_heads != 0``.
+    """
+    B, L_q, D = query.shape
+    L_k = key.shape[1]
+    if num_heads <= 0 or D % num_heads != 0:
+        raise ValueError(f"d_model={D} is not divisible by num_heads={num_heads}")
+    H, d_k = num_heads, D // num_heads
+
+    q = (query @ W_q).view(B, L_q, H, d_k).transpose(1, 2)  # (B, H, L_q, d_k)
+    k = (key @ W_k).view(B, L_k, H, d_k).transpose(1, 2)    # (B, H, L_k, d_k)
+    v = (value @ W_v).view(B, L_k, H, d_k).transpose(1, 2)  # (B, H, L_k, d_k)
+
+    att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(d_k))  # (B, H, L_q, L_k)
+    if mask is not None:
+        keep = mask != 0                                      # broadcasts to (B, H, L_q, L_k)
+        att = att + (1.0 - keep.to(att.dtype)) * float("-inf")  # (B, H, L_q, L_k) finite: no NaN
+        att = torch.where(keep, F.softmax(att, dim=-1), 0.0)  # (B, H, L_q, L_k) all-masked row -> 0
+    else:
+        att = F.softmax(att, dim=-1)                          # (B, H, L_q, L_k)
+    y = att @ v                                               # (B, H, L_q, d_k)
+    y = y.transpose(1, 2).contiguous().view(B, L_q, D)        # (B, L_q, D) heads side by side
+    return y @ W_o                                            # (B, L_q, D)

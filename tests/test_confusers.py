@@ -1,0 +1,282 @@
+"""Confusers (issue 24): wrong solutions whose symptom matches a hint while their cause is another get
+no wrong name, and the mistake a hint names still gets it. Each test grades a confuser of
+``exercises/<id>/confusers*/`` (or a file written here in another style) in this process, the way
+``grade selfcheck`` does."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from grader.cohort.selfcheck import HINT_PREFIX, allowed_name, card_names, confuser_rules
+from grader.grading.exercise import get_exercise
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def grade(exercise_id: str, path: Path, track: str | None = None, seed: int = 5):
+    """The scorecard of ``path`` graded in this process (trusted), as ``grade selfcheck`` grades it."""
+    from grader.grading.grade import _MEASURE_LOCK, grade_submission  # noqa: PLC0415
+    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+
+    return grade_submission(get_exercise(exercise_id, track=track), path, seed=seed,
+                            trusted_runner=TrustedInProcess(path.name, _MEASURE_LOCK))
+
+
+def failed(card) -> dict[str, str]:
+    return {c.id: c.message for c in card.checks if c.verdict != "passed"}
+
+
+def hints(card) -> list[str]:
+    return [n[len(HINT_PREFIX):] for n in card_names(card) if n.startswith(HINT_PREFIX)]
+
+
+def confuser(exercise_id: str, name: str, track: str | None = None) -> Path:
+    ex = get_exercise(exercise_id, track=track)
+    return ex.confusers_dir / f"{name}.py"
+
+
+def assert_no_wrong_name(card, path: Path) -> None:
+    _must_not, may = confuser_rules(path)
+    wrong = [n for n in card_names(card) if not allowed_name(n, may)]
+    assert not wrong, wrong
+    assert card.score < card.max_score
+
+
+# -- kv_cache ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_kv_cache_decode_tokens_appended_twice_is_not_called_a_preallocated_buffer(track):
+    """The issue's case: a cache longer than T whose first T positions are not the true keys (a decoded
+    token sits twice in it) gets the symptom (how many positions, whether the first T are right), not
+    "a preallocated buffer must be exposed as its filled part"."""
+    path = confuser("kv_cache", "decode_tokens_appended_twice", track)
+    card = grade("kv_cache", path, track)
+    assert_no_wrong_name(card, path)
+    shapes = failed(card)["cache_shapes"]
+    assert "preallocated" not in shapes and not shapes.startswith("Likely mistake")
+    assert "positions after T = " in shapes
+
+
+PREALLOC_50 = (ROOT / "submissions/samples/kv_cache/bug_prealloc_whole_buffer.py").read_text().replace(
+    "MAX_LEN = 64", "MAX_LEN = 50")
+
+
+def test_kv_cache_a_preallocated_buffer_is_still_named(tmp_path):
+    """The real mistake, in a style the bank's mutant (64 positions) does not reproduce (50): the
+    hand-written hint checks its cause (the first T positions are the true keys, the rest zeros) and
+    names it."""
+    path = tmp_path / "prealloc_50.py"
+    path.write_text(PREALLOC_50)
+    shapes = failed(grade("kv_cache", path))["cache_shapes"]
+    assert shapes.startswith("Likely mistake: ") and "preallocated buffer" in shapes.splitlines()[0]
+
+
+def test_kv_cache_nan_from_a_mask_times_inf_is_not_called_a_fully_masked_row():
+    path = confuser("kv_cache", "mask_multiplied_by_neg_inf")
+    card = grade("kv_cache", path)
+    assert_no_wrong_name(card, path)
+    assert not any("fully masked" in m for m in failed(card).values())
+    assert "The output contains NaN in " in failed(card)["prefill_decode"]
+
+
+# -- softmax -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track, name", [("torch", "torch_softmax_in_float32"), ("torch", "stable_in_float32"),
+                                         ("numpy", "stable_in_float32")])
+def test_softmax_float32_internals_are_not_told_to_subtract_the_maximum(track, name):
+    """The issue's case: a stable softmax computing a float64 input in float32 has NaN at float64's
+    largest logits; it subtracts the maximum, so it must not be told to."""
+    path = confuser("softmax", name, track)
+    card = grade("softmax", path, track)
+    assert_no_wrong_name(card, path)
+    assert "dtype_max" in failed(card)
+    assert not any("subtract the maximum" in m for m in failed(card).values())
+
+
+def test_softmax_an_underflow_is_not_called_an_overflow():
+    path = confuser("softmax", "underflow_margin")
+    card = grade("softmax", path)
+    assert_no_wrong_name(card, path)
+    assert not any("overflow" in h for h in hints(card))
+    assert "NaN/inf entries" in failed(card)["large_logits"]
+
+
+def test_softmax_does_not_sum_to_one_is_a_symptom_not_a_mistake():
+    path = confuser("softmax", "normalised_by_global_sum")
+    card = grade("softmax", path)
+    assert_no_wrong_name(card, path)
+    messages = failed(card).values()
+    assert any("does not sum to 1" in m for m in messages)
+    assert not any("sum to 1" in h for h in hints(card))
+
+
+UNSHIFTED = '''
+import numpy as np
+def softmax(x, axis=-1):
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        e = np.exp(x)
+        s = np.sum(e, axis=axis, keepdims=True)
+        out = e / s
+    out[np.isneginf(x) & ~np.isnan(out)] = 0.0
+    return out
+'''
+
+
+def test_softmax_a_missing_max_shift_is_still_named(tmp_path):
+    """The real mistake (no max shift), written so that no single mutant reproduces it: its overflow on
+    large logits still gets its name (by the bank's replay, or by the hand-written hint, which checks
+    that the unshifted softmax replayed in its dtype is its output)."""
+    path = tmp_path / "unshifted.py"
+    path.write_text(UNSHIFTED)
+    large = failed(grade("softmax", path))["large_logits"]
+    first = large.splitlines()[0]
+    assert first.startswith("Likely mistake: ") and "overflow" in first and "subtract the max" in first
+
+
+def test_softmax_overflow_hint_checks_the_replay_itself():
+    """The hand-written hint alone (no bank): NaN that the unshifted softmax in the output's dtype
+    reproduces is named an overflow; the same NaN from a stable float32 run on float64 input (the
+    output cast back to float64) is a symptom."""
+    import numpy as np  # noqa: PLC0415
+
+    from grader.judge.judges import Symptom  # noqa: PLC0415
+    from grader.judge.tolerance import Tolerance  # noqa: PLC0415
+    checks = get_exercise("softmax").checks_module
+
+    x = np.array([[1000.0, 1.0, 2.0], [0.5, 0.25, -1.0]])
+    tol = Tolerance(rtol=1e-7, atol=1e-7, dtype="float64")
+    with np.errstate(all="ignore"):
+        unshifted = np.exp(x) / np.exp(x).sum(axis=-1, keepdims=True)
+        x32 = x.astype(np.float32)
+        stable32 = (np.exp(x32 - x32.max(-1, keepdims=True)) / np.exp(x32 - x32.max(-1, keepdims=True)).sum(-1, keepdims=True))
+    assert np.isnan(unshifted).any()
+    named = checks._nonfinite_hint(x, 1, -1, unshifted, tol)
+    assert not isinstance(named, Symptom) and "subtract the maximum" in named
+    huge = np.array([[1e300, 1.0, 2.0], [0.5, 0.25, -1.0]])
+    with np.errstate(all="ignore"):
+        h32 = huge.astype(np.float32)
+        got = (np.exp(h32 - h32.max(-1, keepdims=True)) / np.exp(h32 - h32.max(-1, keepdims=True)).sum(-1, keepdims=True)).astype(np.float64)
+    assert np.isnan(got).any() and np.isfinite(stable32).all()
+    symptom = checks._nonfinite_hint(huge, 1, -1, got, tol)
+    assert isinstance(symptom, Symptom) and "subtract" not in symptom
+
+
+# -- NaN: a fully masked row, or another cause -------------------------------------------------------
+
+@pytest.mark.parametrize("exercise_id", ["attention_scores", "mha", "gqa", "transformer_block"])
+def test_nan_from_a_mask_times_inf_is_not_called_a_fully_masked_row(exercise_id):
+    """Every row of a masked case is NaN (0 * -inf), fully masked or not: the hint that names a fully
+    masked row checks that every NaN row is one, so this file gets the symptom."""
+    path = confuser(exercise_id, "mask_times_neg_inf")
+    card = grade(exercise_id, path)
+    assert_no_wrong_name(card, path)
+    messages = failed(card)
+    assert not any("all masked" in h or "fully masked" in h for h in hints(card))
+    assert any("The result contains NaN in " in m for m in messages.values())
+
+
+FULLY_MASKED_NAN = (ROOT / "reference/attention_scores.py").read_text().replace(
+    "    m = np.where(np.isfinite(m), m, 0).astype(scores.dtype)\n", "").replace(
+    "    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)       # (..., L_q, L_k)",
+    "    return e / s")
+
+
+def test_a_fully_masked_row_giving_nan_is_still_named(tmp_path):
+    path = tmp_path / "nan_rows.py"
+    path.write_text(FULLY_MASKED_NAN)
+    first = failed(grade("attention_scores", path))["fully_masked_rows"].splitlines()[0]
+    assert first.startswith("Likely mistake: ") and ("all masked" in first or "fully masked" in first), first
+
+
+def test_nan_rows_fully_masked_reads_the_rows_of_every_layout():
+    import numpy as np  # noqa: PLC0415
+
+    from grader.judge.judges import nan_rows_fully_masked  # noqa: PLC0415
+
+    keep = np.ones((2, 1, 3, 4), bool)
+    keep[1, 0, 2] = False                                  # batch 1, query 2: fully masked
+    merged = np.zeros((2, 3, 8))
+    merged[1, 2, 0] = np.nan
+    assert nan_rows_fully_masked(merged, keep)
+    merged[0, 1, 3] = np.nan                               # a NaN on a row that sees keys
+    assert not nan_rows_fully_masked(merged, keep)
+    weights = np.zeros((2, 2, 3, 4))
+    weights[1, :, 2] = np.nan
+    assert nan_rows_fully_masked(weights, keep) and not nan_rows_fully_masked(weights, None)
+    assert not nan_rows_fully_masked(np.zeros((2, 3, 8)), keep)  # no NaN: nothing to explain
+
+
+# -- causal_mask -------------------------------------------------------------------------------------
+
+def test_causal_mask_a_transposed_kv_mask_is_not_told_kv_len_was_ignored():
+    """Its last axis has seq_len entries, as when kv_len is ignored, but it uses kv_len (it is the
+    transpose): "kv_len was ignored" is named only for the square seq_len mask."""
+    path = confuser("causal_mask", "transposed_kv_mask")
+    card = grade("causal_mask", path)
+    assert_no_wrong_name(card, path)
+    assert not any("kv_len was ignored" in h for h in hints(card))
+    assert "causal_kv_len" in failed(card)
+
+
+IGNORES_KV_LEN = (ROOT / "reference/causal_mask.py").read_text().replace(
+    "    offset = kv_len - seq_len\n", "    offset, kv_len = 0, seq_len\n")
+
+
+def test_causal_mask_ignoring_kv_len_is_still_named(tmp_path):
+    path = tmp_path / "ignores_kv_len.py"
+    path.write_text(IGNORES_KV_LEN)
+    card = grade("causal_mask", path)
+    first = failed(card)["causal_kv_len"].splitlines()[0]
+    assert first.startswith("Likely mistake: ") and "kv_len" in first, first
+
+
+def test_causal_mask_nothing_masked_is_a_symptom(tmp_path):
+    path = tmp_path / "all_true.py"
+    path.write_text((ROOT / "reference/causal_mask.py").read_text().replace(
+        "    mask = j <= i + offset ", "    mask = j >= -1 + 0 * i ", 1))
+    card = grade("causal_mask", path)
+    assert any("Nothing is masked" in m for m in failed(card).values())
+    assert not any("Likely mistake: nothing is masked" in m for m in failed(card).values())
+
+
+# -- mha: a double scale vs a wrong width ------------------------------------------------------------
+
+def test_mha_a_double_scale_is_not_called_a_wrong_width():
+    """With num_heads == d_k, 1/d_k (the scale applied twice) equals 1/sqrt(D): the hand-written replay
+    names a scale only when exactly one of its mistakes gives the output."""
+    path = confuser("mha", "double_scale_when_masked")
+    card = grade("mha", path)
+    assert_no_wrong_name(card, path)
+    assert not any("1/sqrt(D)" in h for h in hints(card))
+
+
+def test_mha_a_wrong_width_is_still_named(tmp_path):
+    path = tmp_path / "sqrt_D.py"
+    path.write_text((ROOT / "reference/mha.py").read_text().replace(
+        "(1.0 / math.sqrt(d_k))  # (B, H, L_q, L_k)", "(1.0 / math.sqrt(D))  # (B, H, L_q, L_k)"))
+    card = grade("mha", path)
+    firsts = [m.splitlines()[0] for m in failed(card).values()]
+    assert any(f.startswith("Likely mistake: ") and ("sqrt(D)" in f or "d_model" in f) for f in firsts), firsts
+
+
+@pytest.mark.parametrize("exercise_id, name", [("flash_attention", "running_max_zero_unguarded"),
+                                               ("sliding_window_attention", "mask_times_neg_inf")])
+def test_nan_on_rows_that_see_keys_is_not_called_a_row_that_sees_no_key(exercise_id, name):
+    """NaN from an underflow (a running max started at 0) or from a mask built as 0 * -inf lies on rows
+    that see keys: the hint about rows that see no key is not given."""
+    path = confuser(exercise_id, name)
+    card = grade(exercise_id, path)
+    assert_no_wrong_name(card, path)
+    assert not any("no key" in h for h in hints(card))
+    assert any("NaN" in m for m in failed(card).values())
+
+
+def test_linear_attention_quadratic_work_without_an_l_by_l_matrix_is_not_told_it_forms_one():
+    """A causal state recomputed per query costs L^2 like an L x L matrix: the probe's hint, read from
+    growth alone, is a symptom that names no structure as the cause."""
+    path = confuser("linear_attention", "state_recomputed_per_query")
+    card = grade("linear_attention", path)
+    assert_no_wrong_name(card, path)
+    message = failed(card)["flops_scaling"]
+    assert "Likely mistake" not in message and "The work grows like L^2" in message
