@@ -273,10 +273,17 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps measured by a complexity probe at one size: self-attention of ``(2, size, 16)`` float64
-    (arrays, or tensors in the torch track)."""
-    q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
-    tag = f"{probe.check}{size}"
-    b.call(probe.check, "scaled_dot_product_attention",
-           [b.input(f"probe_{x}{tag}", a, track=track) for x, a in (("q", q), ("k", k), ("v", v))],
-           measure=probe.measure(), meta={"probe": probe.check, "size": size},
-           describe=f"query/key/value: shape (2, {size}, 16), float64, no mask")
+    (arrays, or tensors in the torch track), once without a mask and once with a causal ``(size, size)``
+    bool mask (the two paths of the algorithm); the probe sums what both measured, so a cost that grows
+    on the masked path only grows the sum too."""
+    causal = np.tril(np.ones((size, size), dtype=bool))
+    for masked in (False, True):
+        q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
+        tag = f"{probe.check}{size}{'m' if masked else ''}"
+        args = [b.input(f"probe_{x}{tag}", a, track=track, label=x) for x, a in (("query", q), ("key", k), ("value", v))]
+        if masked:
+            args.append(b.input(f"probe_mask{tag}", causal, track=track, label="mask"))
+        b.call(probe.check, "scaled_dot_product_attention", args,
+               measure=probe.measure(), meta={"probe": probe.check, "size": size},
+               describe=f"query/key/value: shape (2, {size}, 16), float64, "
+                        + ("causal bool mask" if masked else "no mask"))
