@@ -13,6 +13,10 @@ from probe_helpers import SAMPLES, probe_outcome
 ONE_PATH_MUTANTS = [
     ("attention_scores", "numpy", "mask_rebuilt_per_query_row", "work_scaling"),
     ("attention_scores", "torch", "mask_rebuilt_per_query_row", "work_scaling"),
+    ("mha", "torch", "masked_scores_per_query_row", "flops_scaling"),
+    ("mha", "numpy", "masked_scores_per_query_row", "flops_scaling"),
+    ("gqa", "torch", "kv_weights_expanded_with_mask", "kv_flops"),
+    ("gqa", "numpy", "kv_weights_expanded_with_mask", "kv_flops"),
 ]
 
 

@@ -229,16 +229,22 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Step of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
-    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work."""
+    """Steps of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
+    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work.
+    Two calls per size, the two paths of the algorithm: no mask, and a causal ``(size, size)`` bool mask;
+    the probe sums what both measured, so K/V projected at full width on one path only grows the sum too."""
     B, D, H_q, H_kv = 1, 128, 8, 1
     d_k = D // H_q
-    tag = f"probe{size}"
-    args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
-    for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
-        args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
-                            track=track, label=name))
-    args += [b.value(H_q), b.value(H_kv)]
-    b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
-           meta={"probe": probe.check, "size": size},
-           describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, no mask")
+    for masked in (False, True):
+        tag = f"probe{size}{'m' if masked else ''}"
+        args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
+        for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
+            args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
+                                track=track, label=name))
+        args += [b.value(H_q), b.value(H_kv)]
+        if masked:
+            args.append(b.input(f"{tag}_mask", np.tril(np.ones((size, size), dtype=bool)), track=track, label="mask"))
+        b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
+               meta={"probe": probe.check, "size": size},
+               describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, "
+                        + ("causal bool mask" if masked else "no mask"))
