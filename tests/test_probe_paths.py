@@ -17,6 +17,8 @@ ONE_PATH_MUTANTS = [
     ("mha", "numpy", "masked_scores_per_query_row", "flops_scaling"),
     ("gqa", "torch", "kv_weights_expanded_with_mask", "kv_flops"),
     ("gqa", "numpy", "kv_weights_expanded_with_mask", "kv_flops"),
+    ("kv_cache", "numpy", "chunk_reprojects_history", "decode_complexity"),
+    ("kv_cache", "torch", "chunk_reprojects_history", "decode_complexity"),
 ]
 
 
