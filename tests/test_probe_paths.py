@@ -18,6 +18,8 @@ ONE_PATH_MUTANTS = [
     ("gqa", "torch", "kv_weights_expanded_with_mask", "kv_flops"),
     ("gqa", "numpy", "kv_weights_expanded_with_mask", "kv_flops"),
     ("kv_cache", "numpy", "chunk_reprojects_history", "decode_complexity"),
+    ("causal_mask", "numpy", "kv_len_square_triangle", "memory_scaling"),
+    ("causal_mask", "torch", "kv_len_square_triangle", "memory_scaling"),
     ("kv_cache", "torch", "chunk_reprojects_history", "decode_complexity"),
 ]
 

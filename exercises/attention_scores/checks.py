@@ -284,6 +284,6 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
         if masked:
             args.append(b.input(f"probe_mask{tag}", causal, track=track, label="mask"))
         b.call(probe.check, "scaled_dot_product_attention", args,
-               measure=probe.measure(), meta={"probe": probe.check, "size": size},
+               measure=probe.measure(), meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
                describe=f"query/key/value: shape (2, {size}, 16), float64, "
                         + ("causal bool mask" if masked else "no mask"))

@@ -245,6 +245,6 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
         if masked:
             args.append(b.input(f"{tag}_mask", np.tril(np.ones((size, size), dtype=bool)), track=track, label="mask"))
         b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size},
+               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
                describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, "
                         + ("causal bool mask" if masked else "no mask"))

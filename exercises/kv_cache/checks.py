@@ -454,14 +454,17 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
     b.method(probe.check, name, "forward", [b.input(f"{name}.prefill", rng.standard_normal((B, size, D)), track=track, label="x"), *W],
              step_id=f"{name}.prefill", describe=f"prefill of {size} tokens")
     b.method(probe.check, name, "forward", [b.input(f"{name}.decode", rng.standard_normal((B, 1, D)), track=track, label="x"), *W],
-             step_id=f"{name}.decode", measure=probe.measure(), meta={"probe": probe.check, "size": size},
+             step_id=f"{name}.decode", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "decode-step"},
              describe=f"one decode step after {size} cached tokens (d_model={D}, num_heads={H})")
     b.method(probe.check, name, "forward",
              [b.input(f"{name}.chunk", rng.standard_normal((B, PROBE_CHUNK, D)), track=track, label="x"), *W],
-             step_id=f"{name}.chunk", measure=probe.measure(), meta={"probe": probe.check, "size": size},
+             step_id=f"{name}.chunk", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "chunk"},
              describe=f"a chunk of {PROBE_CHUNK} tokens appended after {size + 1} cached tokens")
     b.method(probe.check, name, "forward",
              [b.input(f"{name}.nocache", rng.standard_normal((B, PROBE_CHUNK, D)), track=track, label="x"), *W,
               b.value(False)],
-             step_id=f"{name}.nocache", measure=probe.measure(), meta={"probe": probe.check, "size": size},
+             step_id=f"{name}.nocache", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "use_cache=False"},
              describe=f"{PROBE_CHUNK} tokens with use_cache=False while {size + PROBE_CHUNK + 1} tokens are cached")

@@ -391,6 +391,6 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
             args.append(b.input(f"{tag}_mask", np.tril(np.ones((1, 1, size, size), dtype=bool)), track=track,
                                 label="mask"))
         b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size},
+               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
                describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, "
                         + ("causal bool mask" if masked else "no mask"))

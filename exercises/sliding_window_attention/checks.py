@@ -325,6 +325,7 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
             if masked:
                 args.append(b.input(f"{tag}_mask", pad, track=track, label="mask"))
             b.call(probe.check, "sliding_window_attention", args, measure=probe.measure(),
-                   meta={"probe": probe.check, "size": size},
+                   meta={"probe": probe.check, "size": size,
+                         "path": f"causal={causal}, {'masked' if masked else 'unmasked'}"},
                    describe=f"query/key/value ({PROBE_B}, {H}, {size}, {PROBE_D}), window={PROBE_WINDOW}, "
                             f"causal={causal}, " + ("padding mask (1, 1, 1, L), " if masked else "") + "float32")
