@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.judge.compare import close_enough
 from grader.judge.judges import JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 
@@ -268,6 +268,23 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             mask[0, ..., int(hidden.integers(1, l_k)):] = False
             mask[-1] = False
         sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:g}, mask {mask_kind or 'none'}")
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # ((L_q, L_k) random, (B, 1, 1, L_k) padding, (L_q, L_k) random), drawn after every case above so
+    # that those keep their inputs
+    for kind, batch, dtype in zip(NUMERIC_MASK_KINDS, ((2,), (3, 2), (2,)), (np.float32, np.float64, np.float32)):
+        l_q = int(hidden.integers(2, 8))
+        l_k = l_q + int(hidden.integers(1, 4))
+        d_k, d_v = int(hidden.integers(4, 33)), int(hidden.integers(2, 17))
+        q, k, v = _rand(hidden, (*batch, l_q, d_k), dtype), _rand(hidden, (*batch, l_k, d_k), dtype), \
+            _rand(hidden, (*batch, l_k, d_v), dtype)
+        if len(batch) == 2:
+            allowed = np.ones((batch[0], 1, 1, l_k), dtype=bool)
+            allowed[0, ..., int(hidden.integers(1, l_k)):] = False
+        else:
+            allowed = hidden.random((l_q, l_k)) < 0.6
+            allowed[:, int(hidden.integers(0, l_k))] = True
+        mask, _ = numeric_mask(allowed, kind, hidden)
+        sdpa("hidden_cases", q, k, v, mask, note=f"mask of {kind}")
     return b.plan
 
 

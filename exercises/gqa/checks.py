@@ -22,7 +22,7 @@ import numpy as np
 
 from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 
@@ -225,6 +225,19 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
                   grad=("x",) + WEIGHTS, judge=gradients_close(("x",) + WEIGHTS))
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # (padding, causal, padding), drawn after every case above so that those keep their inputs
+    for kind, (H_q, H_kv), dtype in zip(NUMERIC_MASK_KINDS, ((4, 2), (6, 3), (8, 2)), ("float32", "float64", "float32")):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d not in (H_q, H_kv)]))
+        D, B, L = H_q * d_k, int(hidden.integers(2, 5)), int(hidden.integers(2, 8))
+        if kind.startswith("0/3"):
+            allowed = causal_mask(L, L)
+        else:
+            allowed = padding_mask(hidden, B, L)
+            allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+        mask, mask_dtype = numeric_mask(allowed, kind, hidden)
+        c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
+              mask_dtype=mask_dtype, note=f"mask of {kind}")
     return b.plan
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from grader.judge.compare import close_enough
 from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 INPUTS = ("query", "key", "value")
@@ -372,6 +372,20 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
                   grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # (padding, causal, padding), drawn after every case above so that those keep their inputs
+    for kind, H, dtype in zip(NUMERIC_MASK_KINDS, (2, 3, 4), ("float32", "float64", "float32")):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d != H]))
+        D, B, L_q = H * d_k, int(hidden.integers(2, 5)), int(hidden.integers(2, 7))
+        L_k = L_q + int(hidden.integers(1, 4))
+        if kind.startswith("0/3"):
+            allowed = causal_mask(L_q, L_k)
+        else:
+            allowed = padding_mask(hidden, B, L_k)
+            allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+        mask, mask_dtype = numeric_mask(allowed, kind, hidden)
+        c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
+              mask_dtype=mask_dtype, note=f"mask of {kind}")
     return b.plan
 
 
