@@ -12,5 +12,5 @@ PATCH = [(
         rows = []
         for i in range(scores.shape[-2]):                           # one query row at a time ...
             masked = np.where(allowed, scores, -np.inf)             # ... masking every row each time
-            rows.append(masked[..., i:i + 1, :])
+            rows.append(masked[..., i:i + 1, :].copy())
         scores = np.concatenate(rows, axis=-2)                      # (..., L_q, L_k)""")]

@@ -12,5 +12,5 @@ PATCH = [(
         rows = []
         for i in range(scores.shape[-2]):                                    # one query row at a time ...
             masked = scores.masked_fill(~allowed, float("-inf"))             # ... masking every row each time
-            rows.append(masked[..., i:i + 1, :])
+            rows.append(masked[..., i:i + 1, :].clone())
         scores = torch.cat(rows, dim=-2)                                     # (..., L_q, L_k)""")]
