@@ -21,7 +21,7 @@ import numpy as np
 
 from grader.judge.compare import close_enough
 from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 
@@ -273,15 +273,39 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
             mask[0, ..., int(hidden.integers(1, l_k)):] = False
             mask[-1] = False
         sdpa("hidden_cases", q, k, v, mask, note=f"scale {scale:g}, mask {mask_kind or 'none'}")
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # ((L_q, L_k) random, (B, 1, 1, L_k) padding, (L_q, L_k) random), drawn after every case above so
+    # that those keep their inputs
+    for kind, batch, dtype in zip(NUMERIC_MASK_KINDS, ((2,), (3, 2), (2,)), (np.float32, np.float64, np.float32)):
+        l_q = int(hidden.integers(2, 8))
+        l_k = l_q + int(hidden.integers(1, 4))
+        d_k, d_v = int(hidden.integers(4, 33)), int(hidden.integers(2, 17))
+        q, k, v = _rand(hidden, (*batch, l_q, d_k), dtype), _rand(hidden, (*batch, l_k, d_k), dtype), \
+            _rand(hidden, (*batch, l_k, d_v), dtype)
+        if len(batch) == 2:
+            allowed = np.ones((batch[0], 1, 1, l_k), dtype=bool)
+            allowed[0, ..., int(hidden.integers(1, l_k)):] = False
+        else:
+            allowed = hidden.random((l_q, l_k)) < 0.6
+            allowed[:, int(hidden.integers(0, l_k))] = True
+        mask, _ = numeric_mask(allowed, kind, hidden)
+        sdpa("hidden_cases", q, k, v, mask, note=f"mask of {kind}")
     return b.plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps measured by a complexity probe at one size: self-attention of ``(2, size, 16)`` float64
-    (arrays, or tensors in the torch track)."""
-    q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
-    tag = f"{probe.check}{size}"
-    b.call(probe.check, "scaled_dot_product_attention",
-           [b.input(f"probe_{x}{tag}", a, track=track) for x, a in (("q", q), ("k", k), ("v", v))],
-           measure=probe.measure(), meta={"probe": probe.check, "size": size},
-           describe=f"query/key/value: shape (2, {size}, 16), float64, no mask")
+    (arrays, or tensors in the torch track), once without a mask and once with a causal ``(size, size)``
+    bool mask (the two paths of the algorithm); the probe sums what both measured, so a cost that grows
+    on the masked path only grows the sum too."""
+    causal = np.tril(np.ones((size, size), dtype=bool))
+    for masked in (False, True):
+        q, k, v = (rng.standard_normal((2, size, 16)) for _ in range(3))
+        tag = f"{probe.check}{size}{'m' if masked else ''}"
+        args = [b.input(f"probe_{x}{tag}", a, track=track, label=x) for x, a in (("query", q), ("key", k), ("value", v))]
+        if masked:
+            args.append(b.input(f"probe_mask{tag}", causal, track=track, label="mask"))
+        b.call(probe.check, "scaled_dot_product_attention", args,
+               measure=probe.measure(), meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
+               describe=f"query/key/value: shape (2, {size}, 16), float64, "
+                        + ("causal bool mask" if masked else "no mask"))

@@ -392,11 +392,24 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     return b.plan
 
 
+#: Queries of the probe's decoding-with-a-cache call: ``create_causal_mask(PROBE_NEW, kv_len=size)``.
+PROBE_NEW = 8
+
+
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
-    """Steps of the memory probe at ``seq_len=size``: ``create_combined_mask`` on two padded sequences
-    (an int64 array, or tensor in the torch track)."""
+    """Steps of the memory probe at ``seq_len=size``, one per path of the three functions:
+    ``create_combined_mask`` on two padded sequences (an int64 array, or tensor in the torch track; it
+    covers the padding mask and the square causal mask), and the decoding-with-a-cache
+    ``create_causal_mask(PROBE_NEW, kv_len=size)`` (a few queries over a long cache, whose mask is
+    ``(PROBE_NEW, size)``, not ``(size, size)``). The probe judges the sum and each path alone. The square
+    ``create_causal_mask(size)`` has no call of its own: its (L, L) mask is the causal part of the combined
+    one, and a lone call's few-hundred-kB fixed cost of tracemalloc would dominate the sum's growth."""
     seq = rng.integers(1, 50, size=(2, size))
     seq[1, size // 2:] = 0
     b.call(probe.check, "create_combined_mask", [b.input(f"probe_seq{size}", seq, track=track, label="seq")],
-           measure=probe.measure(), meta={"probe": probe.check, "size": size},
+           measure=probe.measure(), meta={"probe": probe.check, "size": size, "path": "create_combined_mask"},
            describe=f"create_combined_mask(seq of shape (2, {size}))")
+    measure = {**probe.measure(), "torch": track == "torch"}  # int arguments: say how to measure
+    b.call(probe.check, "create_causal_mask", [b.value(PROBE_NEW), b.value(size)],
+           measure=measure, meta={"probe": probe.check, "size": size, "path": "kv_len create_causal_mask"},
+           describe=f"create_causal_mask({PROBE_NEW}, kv_len={size}): {PROBE_NEW} new queries over a cache")

@@ -291,6 +291,6 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
                        "float32", label) for label in INPUTS]
         args += [b.value(PROBE_BLOCK), b.value(causal)]
         b.call(probe.check, "tiled_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size},
+               meta={"probe": probe.check, "size": size, "path": f"causal={causal}"},
                describe=f"q/k/v ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), block_size={PROBE_BLOCK}, "
                         f"causal={causal}, float32")

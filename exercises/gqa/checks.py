@@ -22,7 +22,7 @@ import numpy as np
 
 from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 
@@ -225,20 +225,39 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
                   grad=("x",) + WEIGHTS, judge=gradients_close(("x",) + WEIGHTS))
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # (padding, causal, padding), drawn after every case above so that those keep their inputs
+    for kind, (H_q, H_kv), dtype in zip(NUMERIC_MASK_KINDS, ((4, 2), (6, 3), (8, 2)), ("float32", "float64", "float32")):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d not in (H_q, H_kv)]))
+        D, B, L = H_q * d_k, int(hidden.integers(2, 5)), int(hidden.integers(2, 8))
+        if kind.startswith("0/3"):
+            allowed = causal_mask(L, L)
+        else:
+            allowed = padding_mask(hidden, B, L)
+            allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+        mask, mask_dtype = numeric_mask(allowed, kind, hidden)
+        c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
+              mask_dtype=mask_dtype, note=f"mask of {kind}")
     return b.plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Step of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
-    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work."""
+    """Steps of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
+    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work.
+    Two calls per size, the two paths of the algorithm: no mask, and a causal ``(size, size)`` bool mask;
+    the probe sums what both measured, so K/V projected at full width on one path only grows the sum too."""
     B, D, H_q, H_kv = 1, 128, 8, 1
     d_k = D // H_q
-    tag = f"probe{size}"
-    args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
-    for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
-        args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
-                            track=track, label=name))
-    args += [b.value(H_q), b.value(H_kv)]
-    b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
-           meta={"probe": probe.check, "size": size},
-           describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, no mask")
+    for masked in (False, True):
+        tag = f"probe{size}{'m' if masked else ''}"
+        args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
+        for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
+            args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
+                                track=track, label=name))
+        args += [b.value(H_q), b.value(H_kv)]
+        if masked:
+            args.append(b.input(f"{tag}_mask", np.tril(np.ones((size, size), dtype=bool)), track=track, label="mask"))
+        b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
+               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
+               describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, "
+                        + ("causal bool mask" if masked else "no mask"))

@@ -479,9 +479,17 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     return b.plan
 
 
+#: Tokens of the probe's chunked-prefill and use_cache=False calls.
+PROBE_CHUNK = 2
+
+
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps of the decode-complexity probe at cache length ``size``: a fresh object, an unmeasured
-    prefill of ``size`` tokens, then one measured single-token decode step (d_model 32, 4 heads)."""
+    prefill of ``size`` tokens, then three measured calls, one per path that reads the cache differently
+    (d_model 32, 4 heads): a single-token decode step, a chunk of ``PROBE_CHUNK`` tokens appended to the
+    cache (chunked prefill), and ``PROBE_CHUNK`` tokens with ``use_cache=False`` (which must not read the
+    cache at all). The probe sums what the three measured, so keys and values re-projected on one path
+    only (e.g. for chunks but not for single tokens) still grow the sum with ``T``."""
     B, D, H = 1, 32, 4
     name = f"probe_T{size}"
     W = [b.input(f"{name}.{w}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float64), track=track, label=w)
@@ -491,5 +499,17 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
     b.method(probe.check, name, "forward", [b.input(f"{name}.prefill", rng.standard_normal((B, size, D)), track=track, label="x"), *W],
              step_id=f"{name}.prefill", describe=f"prefill of {size} tokens")
     b.method(probe.check, name, "forward", [b.input(f"{name}.decode", rng.standard_normal((B, 1, D)), track=track, label="x"), *W],
-             step_id=f"{name}.decode", measure=probe.measure(), meta={"probe": probe.check, "size": size},
+             step_id=f"{name}.decode", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "decode-step"},
              describe=f"one decode step after {size} cached tokens (d_model={D}, num_heads={H})")
+    b.method(probe.check, name, "forward",
+             [b.input(f"{name}.chunk", rng.standard_normal((B, PROBE_CHUNK, D)), track=track, label="x"), *W],
+             step_id=f"{name}.chunk", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "chunk"},
+             describe=f"a chunk of {PROBE_CHUNK} tokens appended after {size + 1} cached tokens")
+    b.method(probe.check, name, "forward",
+             [b.input(f"{name}.nocache", rng.standard_normal((B, PROBE_CHUNK, D)), track=track, label="x"), *W,
+              b.value(False)],
+             step_id=f"{name}.nocache", measure=probe.measure(),
+             meta={"probe": probe.check, "size": size, "path": "use_cache=False"},
+             describe=f"{PROBE_CHUNK} tokens with use_cache=False while {size + PROBE_CHUNK + 1} tokens are cached")

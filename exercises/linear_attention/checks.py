@@ -239,5 +239,5 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
                        "float32", label) for label in INPUTS]
         args.append(b.value(causal))
         b.call(probe.check, "linear_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size},
+               meta={"probe": probe.check, "size": size, "path": f"causal={causal}"},
                describe=f"query/key/value ({PROBE_B}, {PROBE_H}, {size}, {d}), causal={causal}, float32")

@@ -21,7 +21,7 @@ import numpy as np
 from grader.judge.compare import close_enough
 from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
 INPUTS = ("query", "key", "value")
@@ -380,18 +380,39 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
                   grad=INPUTS + WEIGHTS, judge=gradients_close(INPUTS + WEIGHTS))
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # (padding, causal, padding), drawn after every case above so that those keep their inputs
+    for kind, H, dtype in zip(NUMERIC_MASK_KINDS, (2, 3, 4), ("float32", "float64", "float32")):
+        d_k = int(hidden.choice([d for d in (2, 3, 4, 5, 6) if d != H]))
+        D, B, L_q = H * d_k, int(hidden.integers(2, 5)), int(hidden.integers(2, 7))
+        L_k = L_q + int(hidden.integers(1, 4))
+        if kind.startswith("0/3"):
+            allowed = causal_mask(L_q, L_k)
+        else:
+            allowed = padding_mask(hidden, B, L_k)
+            allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+        mask, mask_dtype = numeric_mask(allowed, kind, hidden)
+        c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
+              mask_dtype=mask_dtype, note=f"mask of {kind}")
     return b.plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Step of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32
-    (tensors, or arrays in the numpy track)."""
+    """Steps of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32
+    (tensors, or arrays in the numpy track). Two calls per size, the two paths of the algorithm: no mask,
+    and a causal ``(1, 1, size, size)`` bool mask; the probe sums what both measured, so work that grows on
+    the masked path only grows the sum too."""
     B, D, H = 1, 64, 8
-    x = rng.standard_normal((B, size, D)).astype(np.float32)
-    tag = f"probe{size}"
-    args = [b.input(f"{tag}_{label}", x, track=track, label=label) for label in INPUTS] + [b.value(H)]
-    args += [b.input(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32),
-                     track=track, label=label) for label in WEIGHTS]
-    b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
-           meta={"probe": probe.check, "size": size},
-           describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, no mask")
+    for masked in (False, True):
+        x = rng.standard_normal((B, size, D)).astype(np.float32)
+        tag = f"probe{size}{'m' if masked else ''}"
+        args = [b.input(f"{tag}_{label}", x, track=track, label=label) for label in INPUTS] + [b.value(H)]
+        args += [b.input(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32),
+                         track=track, label=label) for label in WEIGHTS]
+        if masked:
+            args.append(b.input(f"{tag}_mask", np.tril(np.ones((1, 1, size, size), dtype=bool)), track=track,
+                                label="mask"))
+        b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
+               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
+               describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, "
+                        + ("causal bool mask" if masked else "no mask"))

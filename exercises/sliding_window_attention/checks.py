@@ -291,6 +291,13 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
             mask, mask_dtype = scattered_mask(hidden, (B, 1, L, L), L, L, values), "float32"
         c.add("hidden_masks", hidden, B=B, H=H, L_q=L, window=window, causal=causal, mask=mask,
               mask_dtype=mask_dtype, note=kind)
+    # an integer 0/1 mask too (the numeric kinds of every masked exercise's hidden cases), drawn after the
+    # cases above so that they keep their inputs
+    window = int(hidden.integers(2, 6))
+    L = window * int(hidden.integers(2, 4)) + int(hidden.integers(1, window))
+    c.add("hidden_masks", hidden, B=2, H=int(hidden.integers(1, 3)), L_q=L, window=window, causal=False,
+          mask=scattered_mask(hidden, (2, 1, L, L), L, L, (1.0,)).astype(np.int64), mask_dtype="int64",
+          note="0/1 int64")
     for i in range(2 if torch_track else 0):
         window = int(hidden.integers(2, 5))
         L_k = window * 3 + int(hidden.integers(1, window))
@@ -325,6 +332,7 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
             if masked:
                 args.append(b.input(f"{tag}_mask", pad, track=track, label="mask"))
             b.call(probe.check, "sliding_window_attention", args, measure=probe.measure(),
-                   meta={"probe": probe.check, "size": size},
+                   meta={"probe": probe.check, "size": size,
+                         "path": f"causal={causal}, {'masked' if masked else 'unmasked'}"},
                    describe=f"query/key/value ({PROBE_B}, {H}, {size}, {PROBE_D}), window={PROBE_WINDOW}, "
                             f"causal={causal}, " + ("padding mask (1, 1, 1, L), " if masked else "") + "float32")

@@ -19,7 +19,7 @@ import numpy as np
 from grader.judge.compare import close_enough
 from grader.judge.judges import JudgeContext, close, nan_rows_fully_masked, nan_symptom, dtype_preserved, gradients_close, inputs_unchanged, raises
 from grader.judge.tolerance import Tolerance
-from grader.run.plan import Plan, PlanBuilder
+from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 
 
 def _mha_checks():
@@ -325,4 +325,17 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
                   grad=ALL, judge=gradients_close(ALL))
+    # numeric masks in the hidden cases too, as in the public ones: integer 0/1 and 0/3, float 0/0.5/-2.0
+    # (padding, causal, padding), drawn after every case above so that those keep their inputs
+    for kind, H, dtype in zip(NUMERIC_MASK_KINDS, (2, 3, 2), ("float32", "float64", "float32")):
+        D, B, L = H * int(hidden.integers(2, 6)), int(hidden.integers(2, 5)), int(hidden.integers(2, 7))
+        d_ff = int(hidden.integers(D, 4 * D + 1))
+        if kind.startswith("0/3"):
+            allowed = causal_mask(L)
+        else:
+            allowed = padding_mask(hidden, B, L)
+            allowed[-1, ..., -1] = False  # at least one padded key, whatever the seed
+        mask, mask_dtype = numeric_mask(allowed, kind, hidden)
+        c.add("hidden_values", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
+              mask_dtype=mask_dtype, note=f"mask of {kind}")
     return b.plan

@@ -88,6 +88,10 @@ class ProbeSpec:
         hints: likely mistakes, each named only when the measurement matches it (first match wins);
             a plain ``hint = "..."`` is a hint without conditions.
         track: labels of the arguments whose provenance ``kv_flops`` follows (``W_k``, ``W_v``).
+        judge_each_path: besides the sum over every measured step of a size, judge each path's own
+            series (``probe_paths``): for a probe whose paths differ in order of cost (a decode step and
+            a chunk, a square mask and a few queries over a long cache), where the costliest path's
+            share of the sum would hide a cost that grows on a cheaper one.
     """
 
     check: str
@@ -99,6 +103,7 @@ class ProbeSpec:
     repeat: int = 3
     hints: tuple[Hint, ...] = ()
     track: tuple[str, ...] = ()
+    judge_each_path: bool = False
 
     @classmethod
     def from_toml(cls, doc: dict) -> "ProbeSpec":
@@ -109,7 +114,8 @@ class ProbeSpec:
         return cls(check=doc["check"], quantity=doc["quantity"], sweep=doc["sweep"],
                    sizes=tuple(int(s) for s in doc["sizes"]), max_ratio=float(doc["max_ratio"]),
                    max_ratio_slope=float(doc["max_ratio_slope"]), repeat=int(doc.get("repeat", 3)),
-                   hints=hints, track=tuple(doc.get("track", ())))
+                   hints=hints, track=tuple(doc.get("track", ())),
+                   judge_each_path=bool(doc.get("judge_each_path", False)))
 
     @property
     def hint(self) -> str:
@@ -282,8 +288,27 @@ def _observed(results: dict, groups: list[list], what: str = "observed_cpu_secon
     return per_size(groups, lambda step: getattr(results[step.id], what) if step.id in results else None)
 
 
+def probe_paths(groups: list[list]) -> list[str]:
+    """The paths a probe measures, in plan order: the distinct ``meta["path"]`` of its measured steps
+    (``""`` for a step without one). A path is one setting of the options that change the algorithm
+    (``causal``, a mask, a decode step or a chunk, ...); each size measures every path once."""
+    paths: list[str] = []
+    for group in groups:
+        for step in group:
+            if step.meta.get("path", "") not in paths:
+                paths.append(step.meta.get("path", ""))
+    return paths
+
+
 def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
-    """Judge attached to the last measured step of a probe: reads every measured step of the sweep."""
+    """Judge attached to the last measured step of a probe: reads every measured step of the sweep.
+
+    The sum over all measured steps of each size is judged first; when the probe asks for it
+    (``judge_each_path``), measures several paths (``probe_paths``) and the sum passes, each path's own
+    series is judged too, so a cost that grows on one path only is not hidden by a costlier path (a
+    chunk appended to a cache next to a decode step, a few queries over a long cache next to a square
+    mask). A failure of one path says which path it was (``details["path"]``); only counted figures
+    decide a path, never the clock."""
 
     def judge(ctx: JudgeContext) -> Outcome:
         sizes, groups = measured_groups(ctx.plan, spec.check)
@@ -296,42 +321,61 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
             if failed:
                 return Outcome(failed.verdict, f"The probe could not measure ({step.describe}): {failed.message}",
                                failed.details)
-        quantity = spec.quantity
-        candidate, lost = _series(ctx.candidate_steps, groups, quantity)
-        if quantity in COUNTED:
-            flops, _ = _series(ctx.candidate_steps, groups, "flops")
-            if lost or not all(flops) or not all(candidate):
-                quantity = "seconds"
-                candidate, _ = _series(ctx.candidate_steps, groups, quantity)
-        reference, _ = _series(ctx.expected_steps, groups, quantity)
-        if not all(math.isfinite(v) for v in candidate + reference) or not all(reference):
-            raise GraderBug(f"probe {spec.check}: the reference's {quantity} could not be measured: {reference}")
-        series = {}
-        for q in {h.quantity for h in spec.hints if h.quantity} - {quantity}:
-            if q in COUNTED and quantity == "seconds":
-                continue
-            series[q] = (_series(ctx.candidate_steps, groups, q)[0], _series(ctx.expected_steps, groups, q)[0])
-        outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
-        last = ctx.candidate_steps.get(measured[-1].id)
-        device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
-        details, message = {**outcome.details, "device": device}, outcome.message
-        if outcome.verdict == Verdict.PASSED and quantity in COUNTED and device == "cpu":
-            observed = _observed(ctx.candidate_steps, groups)
-            details["observed_cpu_seconds"] = observed
-            flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx.candidate_steps, groups, "flops")[0])
-            if flag:
-                details[INTERVIEWER_FLAG] = flag
-                message = f"{INTERVIEWER_NOTE}{flag['message']}."
-        if quantity == "peak_bytes" and device == "cpu":
-            observed = _observed(ctx.candidate_steps, groups, "observed_peak_bytes")
-            details["observed_peak_bytes"] = observed
-            missed = [any(getattr(ctx.candidate_steps.get(s.id), "observed_peak_missed", False) for s in group)
-                      for group in groups]
-            flag = (memory_tamper_flag(spec.sweep, sizes, observed, candidate)
-                    or memory_unobserved_flag(spec.sweep, sizes, observed, missed))
-            if flag and outcome.verdict == Verdict.PASSED:
-                details[INTERVIEWER_FLAG] = flag
-                message = f"{INTERVIEWER_NOTE}{flag['message']}."
-        return Outcome(outcome.verdict, message, details)
+        outcome = _judge_groups(spec, ctx, sizes, groups)
+        paths = probe_paths(groups)
+        if outcome.verdict != Verdict.PASSED or not spec.judge_each_path or len(paths) < 2:
+            return outcome
+        for path in paths:
+            one = _judge_groups(spec, ctx, sizes, [[s for s in g if s.meta.get("path", "") == path] for g in groups])
+            if one.verdict == Verdict.FAILED and one.details.get("method") == "count":  # a clock never decides a path
+                note = (f"Judged on the {path} calls alone (the probe judges the sum of its paths and each "
+                        f"path: {', '.join(paths)}).")
+                return Outcome(one.verdict, f"{one.message}\n{note}", {**one.details, "path": path})
+        return outcome
 
     return judge
+
+
+def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: list[list]) -> Outcome:
+    """The probe's verdict on the measured steps ``groups`` (one list per size): counts (or, where the
+    trail was lost, time) summed per size and judged against the reference's (``judge_series``), with
+    the interviewer-only cross-checks of host-observed CPU time and peak bytes."""
+    measured = [s for group in groups for s in group]
+    quantity = spec.quantity
+    candidate, lost = _series(ctx.candidate_steps, groups, quantity)
+    if quantity in COUNTED:
+        flops, _ = _series(ctx.candidate_steps, groups, "flops")
+        if lost or not all(flops) or not all(candidate):
+            quantity = "seconds"
+            candidate, _ = _series(ctx.candidate_steps, groups, quantity)
+    reference, _ = _series(ctx.expected_steps, groups, quantity)
+    if not all(math.isfinite(v) for v in candidate + reference) or not all(reference):
+        raise GraderBug(f"probe {spec.check}: the reference's {quantity} could not be measured: {reference}")
+    series = {}
+    for q in {h.quantity for h in spec.hints if h.quantity} - {quantity}:
+        if q in COUNTED and quantity == "seconds":
+            continue
+        series[q] = (_series(ctx.candidate_steps, groups, q)[0], _series(ctx.expected_steps, groups, q)[0])
+    outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
+    last = ctx.candidate_steps.get(measured[-1].id)
+    device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
+    details, message = {**outcome.details, "device": device}, outcome.message
+    if outcome.verdict == Verdict.PASSED and quantity in COUNTED and device == "cpu":
+        observed = _observed(ctx.candidate_steps, groups)
+        details["observed_cpu_seconds"] = observed
+        flag = tamper_flag(spec.sweep, sizes, observed, _series(ctx.candidate_steps, groups, "flops")[0])
+        if flag:
+            details[INTERVIEWER_FLAG] = flag
+            message = f"{INTERVIEWER_NOTE}{flag['message']}."
+    if quantity == "peak_bytes" and device == "cpu":
+        observed = _observed(ctx.candidate_steps, groups, "observed_peak_bytes")
+        details["observed_peak_bytes"] = observed
+        missed = [any(getattr(ctx.candidate_steps.get(s.id), "observed_peak_missed", False) for s in group)
+                  for group in groups]
+        flag = (memory_tamper_flag(spec.sweep, sizes, observed, candidate)
+                or memory_unobserved_flag(spec.sweep, sizes, observed, missed))
+        if flag and outcome.verdict == Verdict.PASSED:
+            details[INTERVIEWER_FLAG] = flag
+            message = f"{INTERVIEWER_NOTE}{flag['message']}."
+    return Outcome(outcome.verdict, message, details)
+

@@ -378,3 +378,34 @@ class PlanBuilder:
         """Add a step reading attribute ``obj.name`` of a kept object."""
         wire = {"op": "getattr", "target": obj, "name": name, "args": [], "kwargs": {}}
         return self._add(check, wire, judge, describe, meta, step_id)
+
+
+#: The numeric mask kinds every masked exercise grades in its hidden cases as well as its public ones
+#: (issue 24 item 6): the contract's "nonzero / True = may attend" with integers 0/1, integers 0/3 (any
+#: nonzero value attends, not only 1), and floats 0.0/0.5/-2.0 (negative values attend too).
+NUMERIC_MASK_KINDS = ("0/1 int64", "0/3 int64", "0/0.5/-2 float32")
+
+
+def numeric_mask(allowed: np.ndarray, kind: str, rng: np.random.Generator) -> tuple[np.ndarray, str]:
+    """The bool mask ``allowed`` (True = may attend) written as the numeric mask ``kind``.
+
+    Args:
+        allowed: bool array of any shape.
+        kind: one of ``NUMERIC_MASK_KINDS``.
+        rng: draws which allowed positions hold 0.5 and which -2.0 (float kind only).
+
+    Returns:
+        ``(mask, mask_dtype)``: ``int64`` 0/1 or 0/3, or ``float32`` 0.0/0.5/-2.0; zero exactly where
+        ``allowed`` is False.
+
+    Raises:
+        ValueError: an unknown ``kind``.
+    """
+    allowed = np.asarray(allowed, dtype=bool)
+    if kind == "0/1 int64":
+        return allowed.astype(np.int64), "int64"
+    if kind == "0/3 int64":
+        return allowed.astype(np.int64) * np.int64(3), "int64"
+    if kind == "0/0.5/-2 float32":
+        return (allowed * rng.choice([0.5, -2.0], size=allowed.shape)).astype(np.float32), "float32"
+    raise ValueError(f"unknown numeric mask kind {kind!r}; expected one of {NUMERIC_MASK_KINDS}")

@@ -482,7 +482,10 @@ def _step_device(step: dict) -> str:
 
 
 def _is_torch_step(step: dict) -> bool:
-    return any("tensor" in a for a in step_args(step))
+    """Whether the step is measured as torch code: a tensor argument, or a ``measure`` request that
+    says so (``"torch": true``, for a torch track's call whose arguments are plain ints, e.g.
+    ``create_causal_mask(8, 512)``: tracemalloc does not see torch's buffers)."""
+    return any("tensor" in a for a in step_args(step)) or bool((step.get("measure") or {}).get("torch"))
 
 
 # -- sandbox side ----------------------------------------------------------------------------------
