@@ -11,6 +11,15 @@ Every variant is measured in turn within one round, rounds repeated, so machine 
 them alike. Targets: NumPy exercises within 2x of their floor, torch exercises within 1.5x.
 
     python benchmarks/bench_sandbox.py [--repeats 5] [--exercise softmax --exercise mha]
+    python benchmarks/bench_sandbox.py --phases [--exercise mha] [--sandbox process]
+
+``--phases`` profiles one ``grade submit`` per (exercise, track, file, sandbox) instead: the reference
+of the track (a correct file) and the first mutant of its mistake bank (a wrong file), each graded
+once untimed (to fill the reference and mutant caches, as any later submission at that seed finds
+them) and then once measured by ``benchmarks/phases.py``, which wraps the grader's functions and
+splits the wall time into interpreter start, CLI import, plan, reference (or cache), sandbox start,
+the runner's NumPy/torch import, the submission's imports, its steps, probes, judging, diagnosis, scorecard and exit (printing and
+process exit after the scorecard is written). Default: every exercise and track.
 
 This is a benchmark, not a test: it prints ratios and never fails on them (exit 0 unless a
 command itself failed).
@@ -60,10 +69,73 @@ def _variants(exercise_id: str, framework: str, backends: list[str], image: str,
     return variants
 
 
+PHASE_COLUMNS = [("interpreter", "interp"), ("cli_import", "cli"), ("plan", "plan"), ("reference", "ref"),
+                 ("sandbox_start", "sbx"), ("runtime", "np/pt"), ("imports", "import"), ("steps", "steps"), ("probes", "probes"),
+                 ("judging", "judge"), ("diagnosis", "diag"), ("scorecard", "card"), ("exit", "exit")]
+
+
+def _phase_run(argv: list[str], out: Path, ok_codes=GRADED) -> dict:
+    """One ``grade`` command under ``benchmarks/phases.py``: its phases (seconds) and total wall."""
+    import json  # noqa: PLC0415
+    import os  # noqa: PLC0415
+    out.unlink(missing_ok=True)
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "phases.py"), str(out), "--", *argv],
+                          cwd=ROOT, env={**os.environ, "BENCH_T0": repr(t0)}, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, check=False)
+    ended = time.time()
+    if proc.returncode not in ok_codes or not out.is_file():
+        raise RuntimeError(f"grade {' '.join(argv)} exited {proc.returncode}: {proc.stderr.decode()[-800:]}")
+    doc = json.loads(out.read_text())
+    doc["phases"]["exit"] = ended - doc["written_at"]
+    doc["total"] = ended - t0
+    return doc
+
+
+def phases(exercise_ids: list[str] | None, backends: list[str]) -> int:
+    """Print the per-phase profile (see the module docstring); returns 0."""
+    from grader.grading.exercise import exercise_ids as all_ids  # noqa: PLC0415
+    from grader.grading.exercise import get_exercise  # noqa: PLC0415
+
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-phases-") as tmp:
+        tmp_path = Path(tmp)
+        for exercise_id in exercise_ids or all_ids():
+            for track in get_exercise(exercise_id).tracks:
+                exercise = get_exercise(exercise_id, track=track)
+                files = [("correct", Path(exercise.reference_path))]
+                if exercise.mistakes:
+                    wrong = tmp_path / f"{exercise_id}_{track}_{exercise.mistakes[0].name}.py"
+                    wrong.write_text(exercise.mistakes[0].source, encoding="utf-8")
+                    files.append(("wrong", wrong))
+                for kind, path in files:
+                    for backend in backends:
+                        argv = ["submit", exercise_id, str(path), "--track", track, "--sandbox", backend, "-q",
+                                "--seed", "1", "--out", str(tmp_path / "card.json")]
+                        _phase_run(argv, tmp_path / "phases.json")  # fills the caches, untimed
+                        doc = _phase_run(argv, tmp_path / "phases.json")
+                        rows.append((exercise_id, track, kind, backend, doc))
+    head = f"{'exercise':<26} {'track':<6} {'file':<8} {'sandbox':<8}"
+    print(head + "".join(f"{short:>7}" for _, short in PHASE_COLUMNS) + f"{'total':>7}  torch@host")
+    for exercise_id, track, kind, backend, doc in rows:
+        cells = "".join(f"{doc['phases'].get(name, 0.0):>7.2f}" for name, _ in PHASE_COLUMNS)
+        print(f"{exercise_id:<26} {track:<6} {kind:<8} {backend:<8}{cells}{doc['total']:>7.2f}  "
+              f"{'yes' if doc['torch_on_host'] else 'no'}")
+    print("(seconds of one grading after an untimed one at the same seed; ref overlaps sbx..probes when it "
+          "runs; sbx = sandbox start and stop, interpreter and frame transfer: the part of each run "
+          "not reported by the runner; np/pt = the runner importing NumPy/torch and loading the plan; sandbox columns are summed over "
+          "the public and the hidden part's runs, which overlap: the hidden sandbox is started while the public one runs)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5, help="rounds (default 5)")
-    parser.add_argument("--exercise", action="append", help="exercise ids (default: softmax and mha)")
+    parser.add_argument("--exercise", action="append", help="exercise ids (default: softmax and mha; "
+                        "with --phases every exercise)")
+    parser.add_argument("--phases", action="store_true", help="per-phase profile of one grading instead")
+    parser.add_argument("--sandbox", action="append", choices=["process", "docker"],
+                        help="sandboxes (default: process, and docker when its engine is reachable)")
     args = parser.parse_args(argv)
 
     from grader.grading.exercise import UnknownExercise, get_exercise  # noqa: PLC0415
@@ -71,11 +143,17 @@ def main(argv: list[str] | None = None) -> int:
     from grader.sandbox.image import image_name  # noqa: PLC0415
 
     backends = ["process"]
-    ready, why = DockerSandbox.if_ready()
-    if ready is not None:
-        backends.insert(0, "docker")
-    else:
-        print(f"docker: skipped ({why})")
+    if args.sandbox:
+        backends = list(dict.fromkeys(args.sandbox))
+    if "docker" in backends or not args.sandbox:
+        ready, why = DockerSandbox.if_ready()
+        if ready is not None and "docker" not in backends:
+            backends.insert(0, "docker")
+        elif ready is None:
+            backends = [b for b in backends if b != "docker"]
+            print(f"docker: skipped ({why})")
+    if args.phases:
+        return phases(args.exercise, backends)
 
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-sandbox-") as tmp:

@@ -86,7 +86,11 @@ import traceback
 import zipfile
 from typing import Any, Callable
 
-import numpy as np
+#: when this module began importing NumPy (``time.perf_counter``): the ``started`` frame's
+#: ``setup_s`` counts from here (NumPy, torch when the plan has tensors, the plan's arrays, hooks)
+_LOADED_AT = time.perf_counter()
+
+import numpy as np  # noqa: E402
 
 PLAN_VERSION = 1
 FRAME_MAGIC = b"@@GRADER-FRAME"
@@ -800,7 +804,8 @@ def main(argv: list[str] | None = None) -> int:
     submission_path = os.path.join(input_dir, "submission.py")
     # Everything of the runner is ready: from here on, a process that ends without an ``import``
     # frame was ended by the submission, not by the grader.
-    sync.write("started", json.dumps({"pid": os.getpid()}).encode())
+    sync.write("started", json.dumps({"pid": os.getpid(),
+                                      "setup_s": round(time.perf_counter() - _LOADED_AT, 4)}).encode())
 
     attempts: list[str] = []
     sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))
