@@ -82,7 +82,7 @@ def main() -> None:
                       f"{'met' if ratio >= 1.7 else 'NOT met'})")
             if torch_slots:
                 slot = statistics.median(torch_slots)
-                print(f"--warm {warm}: a torch submission's slot, median of {len(torch_slots)} = {slot:.2f} s "
+                print(f"--warm {warm}: a torch submission's slot, median of {len(torch_slots)} over the --jobs runs = {slot:.2f} s "
                       f"(goal <= 3 s warm: {'met' if slot <= 3.0 else 'NOT met'})")
 
 
