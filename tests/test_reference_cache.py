@@ -167,3 +167,52 @@ def test_an_entry_missing_steps_of_the_plan_is_a_miss(cache, monkeypatch):
     monkeypatch.setattr(reference_cache, "load", lambda *a, **k: (expected, golden, baselines, float32))
     _, answers = grading._reference_answers(exercise, 3)
     assert answers is not None and dropped in answers[0].steps
+
+
+@pytest.mark.slow
+def test_a_wrong_torch_file_graded_again_imports_no_torch_on_the_host_and_names_the_same_mistake(tmp_path):
+    """Diagnosis replays the mistake bank on the host; its answers are cached on disk like the
+    reference's, so the second grading at the seed needs torch nowhere on the host."""
+    path = mutant_file("mha", "logits_divided_by_d_k", tmp_path)
+    code = ("import sys; from grader.grading.exercise import get_exercise; "
+            "from grader.grading.grade import grade_submission; "
+            f"c = grade_submission(get_exercise('mha'), {str(path)!r}, sandbox='process', seed=9); "
+            "names = sorted({k.details.get('mistake') or '-' for k in c.checks if k.verdict != 'passed'}); "
+            "print(c.status, c.score, ','.join(names), 'torch' in sys.modules)")
+    env = {**os.environ, "GRADER_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("GRADER_REFERENCE_CACHE", None)
+    runs = [subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+            for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    first, second = (r.stdout.split() for r in runs)
+    assert "logits_divided_by_d_k" in first[2].split(",")
+    assert first[3] == "True"  # the reference and the mutants needed torch the first time
+    assert second[:3] == first[:3] and second[3] == "False"
+    mutants = tmp_path / "cache" / "mutants"
+    assert oct(mutants.stat().st_mode & 0o777) == "0o700"
+    entries = list(mutants.glob("*.npz"))
+    assert entries and all(oct(e.stat().st_mode & 0o777) == "0o600" for e in entries)
+
+
+def test_an_unreadable_mutant_entry_is_a_miss_and_goes(cache):
+    """A torn entry is not answered from: the mutant is run again and the entry rewritten."""
+    from grader.grading import diagnosis
+    exercise = get_exercise("softmax")
+    plan = grading.build_plan(exercise, 4)
+    keys = reference_cache.MutantKeys(exercise, 4, "cpu")
+    mistake = exercise.mistakes[0]
+    fresh = diagnosis.run_mutant(mistake, plan)
+    assert reference_cache.store_mutant(keys, "values", mistake, fresh) is not None
+    got = reference_cache.load_mutant(keys, "values", mistake)
+    assert set(got.steps) == set(fresh.steps)
+    for sid, step in fresh.steps.items():
+        for name, arr in step.arrays.items():
+            np.testing.assert_array_equal(got.steps[sid].arrays[name], arr)
+    path = keys.path("values", mistake)
+    path.write_bytes(path.read_bytes()[:100])
+    assert reference_cache.load_mutant(keys, "values", mistake) is None
+    assert not path.exists()
+    other = reference_cache.MutantKeys(exercise, 5, "cpu")
+    assert other.path("values", mistake) != path
+    assert keys.path("values", exercise.mistakes[1]) != path

@@ -126,9 +126,30 @@ def run_mutant(mistake: Mistake, plan: Plan) -> RunResults:
                                       for s in plan.wire()["steps"] if s["id"] in keep])
 
 
-def mutant_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan) -> dict[str, RunResults]:
-    """Every mutant's results on ``plan``, computed once per ``key`` (exercise files and seed)."""
-    return _ANSWERS.get(key, lambda: {m.name: run_mutant(m, plan) for m in mistakes})
+def _from_disk(disk, kind: str, mistake: Mistake, compute: Callable[[], RunResults]) -> RunResults:
+    """``mistake``'s results for ``kind`` from the on-disk cache (``disk``: a
+    ``reference_cache.MutantKeys``), else ``compute()``'s, stored there. Without ``disk``, ``compute()``."""
+    if disk is None:
+        return compute()
+    from grader.grading import reference_cache
+    hit = reference_cache.load_mutant(disk, kind, mistake)
+    if hit is not None:
+        return hit
+    results = compute()
+    reference_cache.store_mutant(disk, kind, mistake, results)
+    return results
+
+
+def mutant_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, disk=None) -> dict[str, RunResults]:
+    """Every mutant's results on ``plan``, computed once per ``key`` (exercise files and seed).
+
+    Args:
+        disk: a ``grader.grading.reference_cache.MutantKeys`` naming this exercise, seed and device:
+            each mutant's results are then read from (or written to) the on-disk cache, so another
+            process grading at the same seed runs no mutant (and imports no torch for them).
+    """
+    return _ANSWERS.get(key, lambda: {m.name: _from_disk(disk, "values", m, lambda m=m: run_mutant(m, plan))
+                                      for m in mistakes})
 
 
 # -- comparing two results of one step ------------------------------------------------------------
@@ -406,12 +427,14 @@ def run_mutant_measured(mistake: Mistake, plan: Plan, check: str, lock=None) -> 
 
 
 def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check: str,
-                     lock=None) -> dict[str, RunResults]:
+                     lock=None, disk=None) -> dict[str, RunResults]:
     """Each of ``mistakes``' measured results on the steps of ``check``; each mutant is run once per
     ``key`` (exercise files, seed, bank and check) and kept, like ``mutant_answers``, whichever
-    subset of the bank a later candidate asks for."""
-    return {m.name: _COSTS.get((*key, m.name), lambda m=m: run_mutant_measured(m, plan, check, lock))
-            for m in mistakes}
+    subset of the bank a later candidate asks for (``disk``: as ``mutant_answers``; only counted
+    FLOPs and peak bytes are replayed, never a clock, so a kept series is as good as a fresh one)."""
+    def compute(m: Mistake) -> RunResults:
+        return _from_disk(disk, f"cost-{check}", m, lambda: run_mutant_measured(m, plan, check, lock))
+    return {m.name: _COSTS.get((*key, m.name), lambda m=m: compute(m)) for m in mistakes}
 
 
 def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,

@@ -537,7 +537,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
             continue
         replayed.add(check.id)
         measured = diagnosis.measured_answers((*_cache_key(exercise, seed, device), "cost", check.id, bank),
-                                              suspects, plan, check.id, _MEASURE_LOCK)
+                                              suspects, plan, check.id, _MEASURE_LOCK,
+                                              disk=_mutant_keys(exercise, seed, device))
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items()
                                                   if k not in ("diagnosis", "mistake")}, "cost"))
@@ -552,6 +553,17 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
                and c.id not in replayed else c for c in out]
     return tuple(out)
+
+
+def _mutant_keys(exercise: Exercise, seed: int, device: str) -> "reference_cache.MutantKeys | None":
+    """The on-disk cache's names for this exercise's mutants at (seed, device), or None when the
+    cache is off or the exercise's files cannot be read (then mutants are run, as without a cache)."""
+    if not reference_cache.enabled():
+        return None
+    try:
+        return reference_cache.MutantKeys(exercise, seed, device)
+    except OSError:
+        return None
 
 
 #: What each way of naming a bank mistake proves, said after its sentence (issue 24: a bank message
@@ -601,7 +613,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
         return checks
     keep = set(diagnosis.value_steps(plan))
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
-                                       exercise.mistakes, plan)
+                                       exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
     by_name = {m.name: m for m in exercise.mistakes}
     passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
                        if v == Verdict.PASSED and sid in keep]

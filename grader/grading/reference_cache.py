@@ -11,6 +11,14 @@ JSON reports as a byte array. Writers write a temp file in the same folder and `
 concurrent writers (batch workers, Ray workers sharing a disk) never leave a torn entry; a reader
 that finds an unreadable entry treats it as a miss.
 
+The mistake bank's mutants (``grader.grading.diagnosis``: diagnosis by replay) are trusted host code
+like the reference, and their answers are kept here too (``load_mutant`` / ``store_mutant``): one
+entry per (exercise, seed, device, grader version, kind of replay, mutant), named by a sha256 of the
+same content hash plus the mutant file's bytes and its full source, under ``mutants/`` beside
+``references/``, with the same permissions, atomic writes and unreadable-entry-is-a-miss rule. So a
+second grading of a wrong torch file at a seed imports torch on the host neither for the reference
+nor for the replay.
+
 Where: ``$GRADER_CACHE_DIR/references`` when set, else ``~/.cache/attention-grader/references``.
 ``GRADER_REFERENCE_CACHE=off`` disables it (benchmarks that time the reference). Each machine keeps
 its own cache (a Ray node fills its own on its first submission per exercise and seed). The entries
@@ -95,16 +103,20 @@ def content_hash(exercise) -> str:
     return h.hexdigest()
 
 
+def _entry_name(exercise, seed: int, device: str) -> str:
+    track = getattr(exercise, "track", None)
+    parts = [exercise.id, *([str(track)] if track else []), f"v{exercise.version}", f"seed{int(seed)}",
+             device.split(" ")[0].replace(":", ""), f"g{__version__}"]
+    return "-".join(str(p).replace("/", "_") for p in parts)
+
+
 def entry_path(exercise, seed: int, device: str) -> Path:
     """The cache file for (exercise, seed, device) under ``cache_dir()``.
 
     Raises:
         OSError: a file of the exercise cannot be read.
     """
-    track = getattr(exercise, "track", None)
-    parts = [exercise.id, *([str(track)] if track else []), f"v{exercise.version}", f"seed{int(seed)}",
-             device.split(" ")[0].replace(":", ""), f"g{__version__}"]
-    name = "-".join(str(p).replace("/", "_") for p in parts)
+    name = _entry_name(exercise, seed, device)
     key = hashlib.sha256(f"{name}\0{content_hash(exercise)}".encode()).hexdigest()[:32]
     return cache_dir() / f"{name}-{key}.npz"
 
@@ -153,18 +165,43 @@ def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list
         path = entry_path(exercise, seed, device)
     except OSError:
         return None
+    runs = _load_runs(path)
+    if runs is None or len(runs) < 3:
+        return None
+    expected, golden, float32, *baselines = runs
+    return expected, golden, baselines, float32
+
+
+def _load_runs(path: Path) -> list[RunResults] | None:
+    """The runs of the entry at ``path``, or None when absent or unreadable (a torn or foreign
+    file is removed)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
     try:
         with np.load(io.BytesIO(data), allow_pickle=False) as npz:
-            runs = _decode(npz)
-        expected, golden, float32, *baselines = runs
+            return _decode(npz)
     except Exception:  # noqa: BLE001 - unreadable entry: a miss, and it goes
         path.unlink(missing_ok=True)
         return None
-    return expected, golden, baselines, float32
+
+
+def _store_runs(path: Path, runs: list[RunResults]) -> Path | None:
+    """Write ``runs`` to ``path`` atomically (0600 temp file in the same 0700 folder, then
+    ``os.replace``); None when it could not be written."""
+    tmp = None
+    try:
+        private.make_dirs(path.parent, fix_existing=True)
+        fd, tmp = tempfile.mkstemp(prefix=".ref-", suffix=".npz", dir=path.parent)
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **_encode(runs))
+        os.replace(tmp, path)
+        return path
+    except (OSError, TypeError, ValueError):
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        return None
 
 
 def store(exercise, seed: int, device: str,
@@ -175,16 +212,61 @@ def store(exercise, seed: int, device: str,
     if not enabled():
         return None
     expected, golden, baselines, float32 = answers
-    tmp = None
     try:
         path = entry_path(exercise, seed, device)
-        private.make_dirs(path.parent, fix_existing=True)
-        fd, tmp = tempfile.mkstemp(prefix=".ref-", suffix=".npz", dir=path.parent)
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **_encode([expected, golden, float32, *baselines]))
-        os.replace(tmp, path)
-        return path
-    except (OSError, TypeError, ValueError):
-        if tmp is not None:
-            Path(tmp).unlink(missing_ok=True)
+    except OSError:
         return None
+    return _store_runs(path, [expected, golden, float32, *baselines])
+
+
+# -- the mistake bank's answers (diagnosis by replay) -----------------------------------------------
+
+def mutants_dir() -> Path:
+    """``mutants/`` beside ``cache_dir()`` (``$GRADER_CACHE_DIR/mutants`` when set)."""
+    return cache_dir().parent / "mutants"
+
+
+class MutantKeys:
+    """Names the entries of one exercise's mutants at one (seed, device), hashing the exercise's
+    files once (``content_hash``) for all the mutants of a grading.
+
+    Args:
+        exercise: the ``grader.grading.exercise.Exercise``.
+        seed: the plan's seed; device: the probe device (``"cpu"``, ``"cuda (...)"``).
+
+    Raises:
+        OSError: a file of the exercise cannot be read.
+    """
+
+    def __init__(self, exercise, seed: int, device: str) -> None:
+        self.name = _entry_name(exercise, seed, device)
+        self.content = content_hash(exercise)
+
+    def path(self, kind: str, mistake) -> Path:
+        """The entry of ``mistake``'s answers for the replay ``kind`` (``"values"``, or
+        ``"cost-<check id>"``): named by the mutant file's bytes and its full (patched) source."""
+        h = hashlib.sha256(f"{self.name}\0{self.content}\0{kind}\0{mistake.name}\0".encode())
+        try:
+            h.update(Path(mistake.path).read_bytes())
+        except OSError:
+            h.update(b"\0unreadable")
+        h.update(b"\0" + mistake.source.encode("utf-8"))
+        safe = "".join(c if c.isalnum() or c in "_." else "_" for c in f"{kind}-{mistake.name}")
+        return mutants_dir() / f"{self.name}-{safe}-{h.hexdigest()[:32]}.npz"
+
+
+def load_mutant(keys: MutantKeys, kind: str, mistake) -> RunResults | None:
+    """``mistake``'s cached results for the replay ``kind``, or None on a miss, when disabled, or
+    when the entry cannot be read (then it is removed)."""
+    if not enabled():
+        return None
+    runs = _load_runs(keys.path(kind, mistake))
+    return runs[0] if runs and len(runs) == 1 else None
+
+
+def store_mutant(keys: MutantKeys, kind: str, mistake, results: RunResults) -> Path | None:
+    """Write ``mistake``'s results for ``kind`` atomically; None when disabled or not written (a
+    failure to store never fails a grading)."""
+    if not enabled():
+        return None
+    return _store_runs(keys.path(kind, mistake), [results])

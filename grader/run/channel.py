@@ -1,8 +1,11 @@
 """Host side of the result channel: split the byte stream into frames and decode them safely.
 
-Nothing here imports, unpickles or executes what the sandbox sent. Arrays are read with
-``np.load(..., allow_pickle=False)`` only after their ``.npy`` header (shape, dtype) and the zip
-member sizes have been checked against byte caps, so a forged header declaring a huge shape or an
+Nothing here imports, unpickles, evaluates or executes what the sandbox sent. A step frame's JSON
+index gives each array's dtype string and shape, and its zip member holds the raw bytes: the host
+checks the dtype (a numeric kind only, from a short whitelist pattern), the shape (non-negative
+integers), the size cap and that the byte count is exactly ``prod(shape) * itemsize``, then rebuilds
+the array with ``np.frombuffer`` (no ``.npy`` header, so no ``ast.literal_eval`` of sandbox text).
+Zip member sizes are checked against the caps too, so a forged index declaring a huge shape or an
 archive that inflates cannot exhaust the host's memory.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import re
 import zipfile
 from dataclasses import dataclass, field
 
@@ -23,6 +27,10 @@ MAX_ARRAY_BYTES = 64 * 1024 * 1024
 #: Largest JSON document the host accepts in one frame (bytes).
 MAX_JSON_BYTES = 1024 * 1024
 ALLOWED_KINDS = "biufc"  # bool, int, uint, float, complex: never object, void or strings
+#: Most dimensions an array may declare (NumPy's own limit is 64).
+MAX_NDIM = 32
+#: The dtype strings the host parses at all (``arr.dtype.str``: byte order, kind, item size).
+_DTYPE_TEXT = re.compile(r"[<>|=]?[biufc][0-9]{1,2}")
 
 
 class ChannelError(ValueError):
@@ -85,45 +93,46 @@ def _load_json(payload: bytes) -> dict:
     return value
 
 
-def load_npy_checked(raw: bytes, max_bytes: int = MAX_ARRAY_BYTES) -> np.ndarray:
-    """Decode one ``.npy`` blob after checking its header: numeric dtype, size within ``max_bytes``.
+def decode_array(raw: bytes, entry, max_bytes: int = MAX_ARRAY_BYTES) -> np.ndarray:
+    """Rebuild one array from its raw bytes and its index entry ``{"dtype": str, "shape": [int]}``.
+
+    Args:
+        raw: the array's bytes, C order (the zip member).
+        entry: the frame's index entry of the array (untrusted JSON).
+        max_bytes: the largest array accepted.
+
+    Returns:
+        A new, writable array owning its memory (``np.frombuffer`` then a copy).
 
     Raises:
-        ChannelError: bad magic, object/structured dtype, declared size over the cap, or a payload
-            shorter than the header declares.
+        ChannelError: the entry is malformed, the dtype is not numeric (bool, int, uint, float,
+            complex), the shape is not a list of at most ``MAX_NDIM`` non-negative integers, the
+            declared size exceeds ``max_bytes``, or ``raw`` is not exactly ``prod(shape) * itemsize`` bytes.
     """
-    fh = io.BytesIO(raw)
+    if not isinstance(entry, dict):
+        raise ChannelError("array index entry is not an object")
+    dtype_text, shape = entry.get("dtype"), entry.get("shape")
+    if not isinstance(dtype_text, str) or not _DTYPE_TEXT.fullmatch(dtype_text):
+        raise ChannelError(f"array dtype {str(dtype_text)[:40]!r} is not numeric")
     try:
-        major, _minor = np.lib.format.read_magic(fh)
-        if major == 1:
-            shape, fortran, dtype = np.lib.format.read_array_header_1_0(fh)
-        elif major in (2, 3):
-            shape, fortran, dtype = np.lib.format.read_array_header_2_0(fh)
-        else:
-            raise ChannelError(f"unsupported .npy version {major}")
-    except ChannelError:
-        raise
-    except Exception as exc:  # numpy raises ValueError for malformed headers
-        raise ChannelError(f"malformed .npy header: {exc}") from exc
-    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject:
+        dtype = np.dtype(dtype_text)
+    except TypeError as exc:
+        raise ChannelError(f"array dtype {dtype_text!r} is not a dtype") from exc
+    if dtype.kind not in ALLOWED_KINDS or dtype.hasobject or dtype.itemsize == 0:
         raise ChannelError(f"array dtype {dtype} is not numeric")
-    count = 1
-    for dim in shape:
-        if not isinstance(dim, int) or dim < 0:
-            raise ChannelError(f"bad array shape {shape}")
-        count *= dim
-    nbytes = count * dtype.itemsize
+    if (not isinstance(shape, list) or len(shape) > MAX_NDIM
+            or not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in shape)):
+        raise ChannelError(f"bad array shape {str(shape)[:80]}")
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes > max_bytes:
-        raise ChannelError(f"array of shape {shape} and dtype {dtype} ({nbytes} bytes) exceeds {max_bytes}")
-    if len(raw) - fh.tell() < nbytes:
-        raise ChannelError("array payload is shorter than its header declares")
-    fh.seek(0)
-    arr = np.load(fh, allow_pickle=False)
-    return np.array(arr, copy=True, subok=False)
+        raise ChannelError(f"array of shape {str(shape)[:80]} and dtype {dtype} ({nbytes} bytes) exceeds {max_bytes}")
+    if len(raw) != nbytes:
+        raise ChannelError(f"array payload is {len(raw)} bytes, its shape and dtype declare {nbytes}")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
 def decode_step(payload: bytes) -> StepResult:
-    """Decode a ``step`` frame (zip of ``report.json`` and ``.npy`` members).
+    """Decode a ``step`` frame (zip of ``report.json`` and raw array members, ``encode_step_frame``).
 
     Any failure to parse the (untrusted) bytes is a ``ChannelError``: bad CRCs, encrypted or
     compressed members and broken headers never surface as other exceptions on the host.
@@ -155,10 +164,11 @@ def _decode_step(payload: bytes) -> StepResult:
         if not isinstance(report, dict) or not isinstance(index, dict):
             raise ChannelError("step frame report is malformed")
         arrays = {}
-        for key, member in index.items():
-            if member not in infos or infos[member].file_size > MAX_ARRAY_BYTES + 4096:
-                raise ChannelError(f"array member {member!r} missing or too large")
-            arrays[str(key)] = load_npy_checked(zf.read(member))
+        for key, entry in index.items():
+            member = entry.get("member") if isinstance(entry, dict) else None
+            if not isinstance(member, str) or member not in infos or infos[member].file_size > MAX_ARRAY_BYTES:
+                raise ChannelError(f"array member {str(member)[:80]!r} missing or too large")
+            arrays[str(key)] = decode_array(zf.read(member), entry)
     check_step_report(report, arrays)
     return StepResult(report=report, arrays=arrays)
 

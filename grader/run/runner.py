@@ -54,7 +54,7 @@ submission's own stdout is redirected to stderr before it is imported)::
     @@GRADER-FRAME <kind> <nbytes>\\n<payload>
 
 ``kind`` is ``started`` (JSON, written when the runner is ready, just before it imports the
-submission), ``import`` (JSON), ``step`` (a zip holding ``report.json`` and ``<key>.npy`` arrays)
+submission), ``import`` (JSON), ``step`` (a zip holding ``report.json``, whose index gives each array's dtype and shape, and its raw bytes as ``a<n>.bin``)
 or ``done`` (JSON). Frames are written as each step ends, so steps that finished before a hang or a
 crash still count.
 
@@ -86,7 +86,11 @@ import traceback
 import zipfile
 from typing import Any, Callable
 
-import numpy as np
+#: when this module began importing NumPy (``time.perf_counter``): the ``started`` frame's
+#: ``setup_s`` counts from here (NumPy, torch when the plan has tensors, the plan's arrays, hooks)
+_LOADED_AT = time.perf_counter()
+
+import numpy as np  # noqa: E402
 
 PLAN_VERSION = 1
 FRAME_MAGIC = b"@@GRADER-FRAME"
@@ -491,15 +495,19 @@ def _is_torch_step(step: dict) -> bool:
 # -- sandbox side ----------------------------------------------------------------------------------
 
 def encode_step_frame(report: dict, arrays: dict[str, np.ndarray]) -> bytes:
-    """Pack one step's report and arrays as a zip (``report.json`` + ``<n>.npy``), no pickles."""
+    """Pack one step's report and arrays as a zip of stored members: ``report.json`` (the report, and
+    an index ``{key: {"member", "dtype", "shape"}}`` with each array's dtype string and shape) and one
+    ``a<n>.bin`` of raw C-order bytes per array. No pickles, and no ``.npy`` header for the host to
+    parse (``grader.run.channel.decode_array`` rebuilds each array with ``np.frombuffer``)."""
     buf = io.BytesIO()
     index = {}
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
         for n, (key, arr) in enumerate(arrays.items()):
-            member = f"a{n}.npy"
-            index[key] = member
+            arr = np.ascontiguousarray(arr)
+            member = f"a{n}.bin"
+            index[key] = {"member": member, "dtype": arr.dtype.str, "shape": list(arr.shape)}
             with zf.open(member, "w", force_zip64=True) as fh:
-                np.lib.format.write_array(fh, np.ascontiguousarray(arr), allow_pickle=False)
+                fh.write(arr.tobytes(order="C"))
         zf.writestr("report.json", json.dumps({"report": report, "arrays": index}))
     return buf.getvalue()
 
@@ -799,7 +807,8 @@ def main(argv: list[str] | None = None) -> int:
     submission_path = os.path.join(input_dir, "submission.py")
     # Everything of the runner is ready: from here on, a process that ends without an ``import``
     # frame was ended by the submission, not by the grader.
-    sync.write("started", json.dumps({"pid": os.getpid()}).encode())
+    sync.write("started", json.dumps({"pid": os.getpid(),
+                                      "setup_s": round(time.perf_counter() - _LOADED_AT, 4)}).encode())
 
     attempts: list[str] = []
     sys.meta_path.insert(0, _ForbiddenFinder(plan.get("forbidden_modules", []), attempts))

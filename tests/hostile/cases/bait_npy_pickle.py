@@ -1,4 +1,4 @@
-"""Crash bait for the host: a step frame holding an object-dtype .npy whose pickle, if the host
+"""Crash bait for the host: a step frame holding an object-dtype array (a pickled .npy as its bytes) whose pickle, if the host
 ever unpickled it, would create a marker file on the host.
 
 expect: crashed
@@ -76,7 +76,8 @@ buf = io.BytesIO()
 np.lib.format.write_array(buf, obj, allow_pickle=True)
 report = {"id": FIRST, "ok": True, "exception": None, "modified_inputs": [],
           "output": {"kind": "array", "key": "k", "dtype": "object", "shape": [1]}}
-frame("step", step_zip({"report": report, "arrays": {"k": "a0.npy"}}, {"a0.npy": buf.getvalue()}))
+frame("step", step_zip({"report": report, "arrays": {"k": {"member": "a0.bin", "dtype": "|O", "shape": [1]}}},
+                       {"a0.bin": buf.getvalue()}))
 frame("import", pickle.dumps(Marker()))
 
 

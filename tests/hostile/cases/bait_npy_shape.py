@@ -1,4 +1,4 @@
-"""Crash bait for the host: a step frame whose .npy header declares an absurd shape (10^18 float64)
+"""Crash bait for the host: a step frame whose array index declares an absurd shape (10^18 float64)
 over a few bytes of data.
 
 expect: crashed
@@ -62,10 +62,11 @@ with open(os.path.join(here, "plan.json")) as fh:
     PLAN = json.load(fh)
 FIRST = PLAN["steps"][0]["id"]
 
-raw = npy(np.zeros(4)).replace(b"(4,)", b"(1000000, 1000000, 1000000)", 1)
+raw = np.zeros(4).tobytes()
 report = {"id": FIRST, "ok": True, "exception": None, "modified_inputs": [],
           "output": {"kind": "array", "key": "k", "dtype": "float64", "shape": [4]}}
-frame("step", step_zip({"report": report, "arrays": {"k": "a0.npy"}}, {"a0.npy": raw}))
+frame("step", step_zip({"report": report, "arrays": {"k": {"member": "a0.bin", "dtype": "<f8", "shape": [1000000, 1000000, 1000000]}}},
+                       {"a0.bin": raw}))
 
 
 def softmax(x, axis=-1):

@@ -64,7 +64,8 @@ FIRST = PLAN["steps"][0]["id"]
 
 report = {"id": FIRST, "ok": True, "exception": None, "modified_inputs": [],
           "output": {"kind": "array", "key": "k", "dtype": "float64", "shape": [8 << 20]}}
-frame("step", step_zip({"report": report, "arrays": {"k": "a0.npy"}}, {"a0.npy": npy(np.zeros(8 << 20))},
+frame("step", step_zip({"report": report, "arrays": {"k": {"member": "a0.bin", "dtype": "<f8", "shape": [8 << 20]}}},
+                       {"a0.bin": np.zeros(8 << 20).tobytes()},
                        compression=zipfile.ZIP_DEFLATED))
 
 

@@ -63,9 +63,10 @@ FIRST = PLAN["steps"][0]["id"]
 
 report = {"id": FIRST, "ok": True, "exception": None, "modified_inputs": [],
           "output": {"kind": "array", "key": "k", "dtype": "float64", "shape": [64]}}
-data = bytearray(step_zip({"report": report, "arrays": {"k": "a0.npy"}}, {"a0.npy": npy(np.zeros(64))}))
+data = bytearray(step_zip({"report": report, "arrays": {"k": {"member": "a0.bin", "dtype": "<f8", "shape": [64]}}},
+                         {"a0.bin": np.zeros(64).tobytes()}))
 central = data.find(b"PK\x01\x02")
-data[central + 24:central + 28] = (16).to_bytes(4, "little")  # uncompressed size of a0.npy
+data[central + 24:central + 28] = (16).to_bytes(4, "little")  # uncompressed size of a0.bin
 frame("step", bytes(data))
 
 
