@@ -161,12 +161,14 @@ def test_additive_inf_mask_with_nan_to_num_fails_only_the_gradient_edge_cases():
                                     "correct_fused_qkv_einsum.py", "correct_loop_kv_heads.py"])
 def test_kv_flops_counts_only_the_kv_projection(sample):
     """The issue's per-query-head loop with a hand-written softmax, expand, a fused QKV projection:
-    the work of products consuming W_k/W_v is exactly the reference's, 2*L*D*(2*d_k) per size."""
+    the work of products consuming W_k/W_v is exactly the reference's, 2*L*D*(2*d_k) per size and
+    path; the probe measures two paths (no mask, causal mask) and judges their sum."""
     card = grade_submission(get_exercise("gqa"), SAMPLES / sample, sandbox="process", seed=3)
     check = next(c for c in card.checks if c.id == "kv_flops")
     assert check.verdict == "passed" and check.details["method"] == "count"
     D, d_k = 128, 16
-    assert check.details["candidate"] == [2 * L * D * 2 * d_k for L in check.details["sizes"]]
+    paths = 2  # exercise.toml: no mask and a causal (L, L) bool mask, summed
+    assert check.details["candidate"] == [paths * 2 * L * D * 2 * d_k for L in check.details["sizes"]]
 
 
 def test_expanded_weights_get_the_hint_their_measurement_matches():
