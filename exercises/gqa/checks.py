@@ -219,6 +219,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if mask_kind == "padding":
             mask = padding_mask(hidden, B, L)
             mask[0, ..., -1] = False  # at least one padded key, whatever the seed
+            mask[1] = True            # and samples 0 and 1 differ: a mask mixed across samples always shows
         elif mask_kind == "causal":
             mask = causal_mask(L, L)
         c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask)
@@ -235,6 +236,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         else:
             allowed = padding_mask(hidden, B, L)
             allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+            allowed[1] = True            # samples 0 and 1 differ, as above
         mask, mask_dtype = numeric_mask(allowed, kind, hidden)
         c.add("hidden_values", hidden, B=B, L=L, D=D, H_q=H_q, H_kv=H_kv, dtype=dtype, mask=mask,
               mask_dtype=mask_dtype, note=f"mask of {kind}")

@@ -373,6 +373,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         if mask_kind == "padding":
             mask = padding_mask(hidden, B, L_k)
             mask[0, ..., -1] = False  # at least one padded key, whatever the seed
+            mask[1] = True            # and samples 0 and 1 differ: a mask mixed across samples always shows
         elif mask_kind == "causal":
             mask = causal_mask(L_q, L_k)
         c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
@@ -391,6 +392,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         else:
             allowed = padding_mask(hidden, B, L_k)
             allowed[0, ..., -1] = False  # at least one padded key, whatever the seed
+            allowed[1] = True            # samples 0 and 1 differ, as above
         mask, mask_dtype = numeric_mask(allowed, kind, hidden)
         c.add("hidden_values", hidden, B=B, L_q=L_q, L_k=L_k, D=D, H=H, dtype=dtype, mask=mask,
               mask_dtype=mask_dtype, note=f"mask of {kind}")

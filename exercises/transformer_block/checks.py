@@ -319,8 +319,9 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         d_ff = int(hidden.integers(D, 4 * D + 1))
         dtype = "float32" if i % 2 else "float64"
         mask = [None, padding_mask(hidden, B, L), causal_mask(L), None][i]
-        if i == 1 and mask.all():  # the padding case always pads something
+        if i == 1:  # the padding case always pads something, and its first and last samples differ
             mask[-1, ..., -1] = False
+            mask[0] = True
         c.add("hidden_values", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask)
         if i < 2 and torch_track:
             c.add("hidden_gradients", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
@@ -335,6 +336,7 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
         else:
             allowed = padding_mask(hidden, B, L)
             allowed[-1, ..., -1] = False  # at least one padded key, whatever the seed
+            allowed[0] = True             # and the first and last samples differ (B >= 2)
         mask, mask_dtype = numeric_mask(allowed, kind, hidden)
         c.add("hidden_values", hidden, B=B, L=L, D=D, H=H, d_ff=d_ff, dtype=dtype, mask=mask,
               mask_dtype=mask_dtype, note=f"mask of {kind}")
