@@ -196,7 +196,13 @@ def test_starved_container_gets_the_load_allowance(docker_sandbox, monkeypatch, 
 
 # -- lifecycle ----------------------------------------------------------------------------------------
 
+# The first two lines give the child Ctrl-C as a terminal has it: a shell that starts CI as a
+# background job without job control (``cmd &``) sets SIGINT to ignored, every process below inherits
+# that, and Python then installs no KeyboardInterrupt handler, so the SIGINT case would wait out the
+# run's whole wall limit (it did, in CI) and test nothing of the grader.
 GRADE_SLOWLY = textwrap.dedent("""
+    import signal
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import sys
     from grader.grading.exercise import get_exercise
     from grader.grading.grade import grade_submission
