@@ -172,3 +172,27 @@ def test_a_pending_attempt_polls_its_json_and_refreshes_without_javascript(svc):
     assert "data-poll" not in done and "http-equiv" not in done
     svc.cookies.clear()
     assert svc.get(f"/api/submissions/{sub}", headers=a).json()["status"] == "infrastructure_error"
+
+
+def test_the_exercise_page_shows_the_latest_attempt_and_updates_it_in_place(svc):
+    """The result on the page the candidate works from (issue 23 item 2): the latest attempt's block
+    polls while queued, and, unlike the submission page, never reloads itself without JavaScript (a
+    reload would lose the paste box); once the attempt is done the block stops polling."""
+    a = auth(svc.ann["token"])
+    assert 'id="result"' not in svc.get("/candidate/exercises/softmax", headers=a).text  # no attempt yet
+    first = svc.post("/api/submissions", headers=a, files={"file": ("one.py", b"def softmax(x, axis=-1):\n    return x\n")},
+                     data={"exercise": "softmax"}).json()["id"]
+    second = svc.post("/api/submissions", headers=a, files={"file": ("two.py", b"def softmax(x, axis=-1):\n    return 2 * x\n")},
+                      data={"exercise": "softmax"}).json()["id"]
+    page = svc.get("/candidate/exercises/softmax", headers=a).text
+    assert f'<div id="result" data-status="queued" data-poll="/api/submissions/{second}">' in page
+    assert f'href="/candidate/submissions/{second}" id="latest-link"' in page and "two.py" in page
+    assert f'data-poll="/api/submissions/{first}"' not in page      # only the latest
+    assert "http-equiv" not in page
+    assert 'id="result"' not in svc.get("/candidate/exercises/mha", headers=a).text  # another exercise's page
+    with svc.app_.state.sessions() as s:
+        s.execute(update(Submission).where(Submission.id == second).values(status="infrastructure_error"))
+        s.commit()
+    done = svc.get("/candidate/exercises/softmax", headers=a).text
+    assert '<div id="result" data-status="infrastructure_error">' in done and "data-poll" not in done
+    assert "not charged to you" in done

@@ -69,6 +69,7 @@ def _login(driver, url, token, lands_on):
 
 def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, tmp_path):
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     live = LiveServer(f"sqlite:///{tmp_path / 'b.db'}", tmp_path / "server.log", workers=1).start()
     try:
@@ -94,10 +95,19 @@ def test_candidate_uploads_and_sees_the_score_then_interviewer_reviews(browser, 
         # a wrong file: its one mistake is one headline above the table, the page never scrolls sideways
         browser.get(live.url + "/candidate")
         browser.find_element(By.CSS_SELECTOR, "a.exercise").click()
+        exercise_url = browser.current_url
         browser.find_element(By.ID, "file").send_keys(str(WRONG))
         browser.find_element(By.ID, "submit").click()
-        # the submission page updates itself (exercise.js polls the API): no reload; a click returns
-        # before its page replaces the form, so the wait looks the element up again on every try
+        WebDriverWait(browser, 30).until(lambda d: re.search(r"/candidate/submissions/\d+$", d.current_url))
+        submission_url = browser.current_url
+        # the exercise page shows the latest attempt too, and updates it in place: a marker set on the
+        # page outlives the update (a reload would drop it)
+        browser.get(exercise_url)
+        browser.execute_script("window.stayed = 'yes'")
+        _wait_text(browser, By.ID, "latest-status", "graded", timeout=180)
+        assert browser.execute_script("return window.stayed") == "yes"
+        assert browser.find_element(By.CSS_SELECTOR, "#result #score").text == "15/16"
+        browser.get(submission_url)
         _wait_text(browser, By.ID, "sub-status", "graded", timeout=180)
         headlines = browser.find_elements(By.CSS_SELECTOR, "li.mistake pre.headline")
         assert headlines and all(h.is_displayed() for h in headlines)

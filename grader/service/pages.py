@@ -2,7 +2,8 @@
 
 Candidates: their exercises; an exercise's page in one track (``?track=numpy|torch``, the exercise's
 default track without it): the track named, that track's statement and stub, a link to the other
-track, the stub as a download (``stub.py``) and pre-filled in the paste box; their attempts with
+track, the stub as a download (``stub.py``) and pre-filled in the paste box, the latest attempt's
+result under the form (updated in place, never reloaded: the box keeps what is typed); their attempts with
 candidate-view scorecards (a queued one shows its result when grading ends: the pages' one static
 script, ``static/exercise.js``, polls ``GET /api/submissions/{id}`` and swaps the result in; without
 JavaScript the page refreshes itself). The pages' CSP allows scripts from the service's own origin
@@ -216,11 +217,12 @@ def add_routes(app: FastAPI, *, submit, read_upload) -> None:
         cohort = session.get(Cohort, who.candidate.cohort_id)
         sessions.record_open(session, who.candidate.id, ex.id, app.state.clock())
         stub = ex.stub_path.read_text(encoding="utf-8")
+        tried = attempts(session, who.candidate, ex.id)  # newest first
         return page("exercise.html.j2", code, who=who, ex=ex,
                     spec=render_statement(ex.spec_path.read_text(encoding="utf-8")),
                     stub=stub, pasted=stub if pasted is None else pasted,
                     other_tracks=[t for t in ex.tracks if t != ex.track],
-                    attempts=attempts(session, who.candidate, ex.id),
+                    attempts=tried, latest=tried[0] if tried else None,
                     left=records.attempts_left(session, who.candidate, cohort)[ex.id], error=error)
 
     @app.post("/candidate/submit")
