@@ -118,6 +118,7 @@ def test_pages_run_only_the_services_own_static_script(svc):
         assert not re.search(r"<[a-z]+\b[^>]*\son[a-z]+=", page), path  # no inline event handlers
     js = svc.get("/static/exercise.js")
     assert js.status_code == 200 and js.headers["content-type"].startswith("text/javascript")
+    assert js.headers["x-content-type-options"] == "nosniff"
     assert "eval(" not in js.text and "Function(" not in js.text and "innerHTML" not in js.text
     assert svc.get("/static/%2e%2e/app.py").status_code == 404  # nothing but the static folder
 

@@ -100,11 +100,21 @@ def error_page(settings, status: int, message: str) -> HTMLResponse:
     return render(settings, "error.html.j2", status, who=None, status=status, message=message)
 
 
+class _StaticFiles(StaticFiles):
+    """The pages' static folder, every answer with ``X-Content-Type-Options: nosniff`` (a browser
+    then runs ``exercise.js`` only as the JavaScript its type says, like the pages' other answers)."""
+
+    async def get_response(self, path: str, scope):  # noqa: D102 - StaticFiles.get_response
+        response = await super().get_response(path, scope)
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
 def add_routes(app: FastAPI, *, submit, read_upload) -> None:
     """Add the pages to ``app``; ``submit`` and ``read_upload`` are the API's own helpers."""
     settings = app.state.settings
     key = app.state.csrf_key
-    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.mount("/static", _StaticFiles(directory=STATIC), name="static")
 
     def page(name: str, code: int = 200, **context) -> HTMLResponse:
         who = context.get("who")
