@@ -260,6 +260,19 @@ def test_mha_a_wrong_width_is_still_named(tmp_path):
     assert any(f.startswith("Likely mistake: ") and ("sqrt(D)" in f or "d_model" in f) for f in firsts), firsts
 
 
+def test_mha_a_zero_over_zero_row_is_not_told_it_used_a_minus_inf_mask():
+    """A hand-written softmax over the kept keys makes a fully masked row 0/0, repaired with
+    nan_to_num: the gradient is NaN exactly as with an additive -inf mask, so the replay of that
+    mutant may match, but neither its sentence nor the hint may claim the -inf mask as the cause."""
+    path = confuser("mha", "empty_row_zero_over_zero")
+    card = grade("mha", path)
+    assert_no_wrong_name(card, path)
+    edge = failed(card)["grad_edge_cases"]
+    assert "fully masked" in edge and "0/0" in edge
+    assert "-inf mask makes" not in edge.split(";")[0]
+    assert "grad_inputs" not in failed(card) and "fully_masked_rows" not in failed(card)  # its forward is right there
+
+
 @pytest.mark.parametrize("exercise_id, name", [("flash_attention", "running_max_zero_unguarded"),
                                                ("sliding_window_attention", "mask_times_neg_inf")])
 def test_nan_on_rows_that_see_keys_is_not_called_a_row_that_sees_no_key(exercise_id, name):

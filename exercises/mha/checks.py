@@ -139,9 +139,11 @@ def padding_mask(rng: np.random.Generator, B: int, L_k: int, *, allow_empty: boo
 
 
 FULLY_MASKED_NAN = (
-    "the gradient is NaN where a query row is fully masked: the softmax of an all -inf row has no derivative, "
-    "so NaN flows back even when the forward output is repaired afterwards (e.g. with nan_to_num). Fill masked "
-    "scores with a finite value such as torch.finfo(dtype).min, and set the weights of fully masked rows to 0.")
+    "the gradient is NaN where a query row is fully masked, though the output is right: something computed "
+    "for that row is NaN (the softmax of an all -inf row, or a 0/0 normalisation) and was repaired only "
+    "after the fact (nan_to_num, torch.where), which fixes the output but not the backward pass. Keep masked "
+    "rows finite: fill masked scores with a finite value such as torch.finfo(dtype).min, and set the weights "
+    "of fully masked rows to 0 with torch.where.")
 
 
 def _mask_of(ctx: JudgeContext) -> np.ndarray | None:

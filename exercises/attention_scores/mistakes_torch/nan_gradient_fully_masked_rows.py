@@ -1,4 +1,4 @@
-"""gradient is NaN where a query row is fully masked: an additive -inf mask makes the softmax of that row NaN, and zeroing it after the softmax (torch.where, nan_to_num) fixes the output but not the backward pass, which carries the NaN through the addition into query and key. Fill masked scores with masked_fill, or zero such rows without passing through NaN.
+"""gradient is NaN where a query row is fully masked, though the output is right: a NaN computed for that row (an additive -inf mask makes its softmax NaN; a 0/0 normalisation does the same) was zeroed after the fact (torch.where, nan_to_num), which fixes the output but not the backward pass, which carries the NaN into query and key. Fill masked scores with masked_fill, or zero such rows without passing through NaN.
 
 Must fail: gradients
 """

@@ -1,4 +1,4 @@
-"""the mask was added as a -inf bias and the softmax's NaN rows were zeroed with nan_to_num: the output is right, fully masked rows included, but the gradients of x, W_q and W_k are NaN wherever a query row is fully masked (the softmax of an all -inf row has no derivative). Fill masked scores with a finite minimum, or zero those rows with torch.where after the softmax.
+"""the gradients of x, W_q and W_k are NaN wherever a query row is fully masked, though the output is right, fully masked rows included: a NaN computed for that row (a -inf bias makes its softmax NaN; a 0/0 normalisation does the same) was zeroed after the fact (nan_to_num), which fixes the output but not the backward pass. Fill masked scores with a finite minimum, or zero those rows with torch.where after a softmax that never saw -inf.
 
 Must fail: grad_edge_cases
 """

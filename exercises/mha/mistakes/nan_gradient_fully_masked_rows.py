@@ -1,4 +1,4 @@
-"""gradient is NaN where a query row is fully masked: an additive -inf mask makes the softmax of that row NaN, and nan_to_num after it fixes the output but not the backward pass (the softmax of an all -inf row has no derivative). Fill masked scores with a finite value, or zero such rows without passing through NaN.
+"""gradient is NaN where a query row is fully masked, though the output is right: a NaN computed for that row (an additive -inf mask makes its softmax NaN; a 0/0 normalisation does the same) was repaired after the fact (nan_to_num, torch.where), which fixes the output but not the backward pass. Fill masked scores with a finite value, or zero such rows with torch.where without passing through NaN.
 
 Must fail: grad_edge_cases
 """

@@ -1,4 +1,4 @@
-"""the gradient is NaN where a query row is fully masked: an additive -inf mask with nan_to_num after the softmax repairs the forward output (NaN -> 0) but the softmax of an all -inf row has no derivative, so NaN flows back into x, W_q, W_k and the first LayerNorm.
+"""the gradient is NaN where a query row is fully masked, though the output is right: a NaN computed for that row (an additive -inf mask makes its softmax NaN; a 0/0 normalisation does the same) was repaired after the fact (nan_to_num), which fixes the forward output but not the backward pass, so NaN flows back into x, W_q, W_k and the first LayerNorm.
 
 Must fail: grad_x, grad_params
 """
