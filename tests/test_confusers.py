@@ -260,6 +260,28 @@ def test_mha_a_wrong_width_is_still_named(tmp_path):
     assert any(f.startswith("Likely mistake: ") and ("sqrt(D)" in f or "d_model" in f) for f in firsts), firsts
 
 
+def test_kv_cache_one_wrong_attribute_is_not_called_a_swap(tmp_path):
+    """k_cache exposing the values (v_cache right) is told what k_cache holds, never "swapped"; a real
+    swap is told the same (of the attribute its check reads first)."""
+    path = confuser("kv_cache", "values_in_both_caches")
+    card = grade("kv_cache", path)
+    assert_no_wrong_name(card, path)
+    messages = failed(card)
+    assert "cache_contents" in messages and all("swapped" not in m for m in messages.values())
+    assert messages["cache_contents"].startswith("Likely mistake: 'k_cache' holds the values of the tokens seen")
+    swap = tmp_path / "swap.py"
+    swap.write_text((ROOT / "reference/kv_cache.py").read_text().replace(
+        "            self.k_cache, self.v_cache = k, v\n",
+        "            self.k_cache, self.v_cache = k, v\n        k, v = (k, v) if not use_cache else (self.k_cache, self.v_cache)\n"
+        "        if use_cache:\n            self.k_cache, self.v_cache = v, k\n").replace(
+        "                k = np.concatenate([self.k_cache, k], axis=2)      # (B, H, T + L, d_k)\n"
+        "                v = np.concatenate([self.v_cache, v], axis=2)      # (B, H, T + L, d_k)\n",
+        "                k = np.concatenate([self.v_cache, k], axis=2)      # (B, H, T + L, d_k)\n"
+        "                v = np.concatenate([self.k_cache, v], axis=2)      # (B, H, T + L, d_k)\n"))
+    swapped = failed(grade("kv_cache", swap))["cache_contents"]
+    assert swapped.startswith("Likely mistake: 'k_cache' holds the values of the tokens seen")  # its first failed case
+
+
 def test_mha_a_zero_over_zero_row_is_not_told_it_used_a_minus_inf_mask():
     """A hand-written softmax over the kept keys makes a fully masked row 0/0, repaired with
     nan_to_num: the gradient is NaN exactly as with an additive -inf mask, so the replay of that

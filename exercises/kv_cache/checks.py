@@ -229,7 +229,8 @@ def cache_values(name: str):
         hint = None
         if sibling is not None and output_array(sibling) is not None and got is not None \
                 and np.allclose(got, output_array(sibling), rtol=1e-4, atol=1e-5):
-            hint = f"'{name}' holds what belongs in '{other}' (keys and values swapped)."
+            what = "values" if name == "k_cache" else "keys"  # evidence: this attribute equals the other's answer
+            hint = f"'{name}' holds the {what} of the tokens seen, which belong in '{other}'."
         elif got is not None and got.shape == golden.shape:
             d_k = golden.shape[-1]
             for factor, what in ((1 / math.sqrt(d_k), "divided by sqrt(d_k)"), (math.sqrt(d_k), "multiplied by sqrt(d_k)")):
