@@ -17,7 +17,8 @@ without charge: this is the proof, over the whole corpus, that none does.
                                     [--sandbox process|docker] [--keep DIR]
 
 The whole corpus is several hundred files (about an hour per pass on two cores); ``--limit`` takes
-the first N files of each exercise and track (samples first), and ``--exercises`` narrows it.
+the first N samples, N mutants and N confusers of each exercise and track, and ``--exercises``
+narrows it.
 ``tests/test_same_score_under_load.py`` runs the same comparison on a few files that have a probe or
 a timing-sensitive check, as a ``slow`` test.
 """
@@ -40,21 +41,19 @@ from grader.grading.exercise import exercise_ids, get_exercise, project_root
 
 
 def corpus(exercises: list[str], limit: int | None = None) -> list[tuple[str, str, str, str]]:
-    """``(exercise, track, name, source)`` of every sample, bank mutant and confuser, samples first;
-    at most ``limit`` per exercise and track."""
+    """``(exercise, track, name, source)`` of every sample, bank mutant and confuser; at most
+    ``limit`` of each of the three kinds per exercise and track (the first by name)."""
     out = []
     samples = project_root() / "submissions" / "samples"
     for eid in exercises:
         for track in get_exercise(eid).tracks:
             ex = get_exercise(eid, track=track)
-            found = []
             folder = ex.samples_path if ex.samples_path.is_dir() else samples / eid
-            found += [(f"sample-{p.stem}", p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.py"))]
-            found += [(f"mutant-{m.name}", m.source) for m in ex.mistakes]
-            if ex.confusers_dir.is_dir():
-                found += [(f"confuser-{p.stem}", p.read_text(encoding="utf-8"))
-                          for p in sorted(ex.confusers_dir.glob("*.py"))]
-            out += [(eid, track, name, source) for name, source in found[:limit]]
+            kinds = [[(f"sample-{p.stem}", p.read_text(encoding="utf-8")) for p in sorted(folder.glob("*.py"))],
+                     [(f"mutant-{m.name}", m.source) for m in ex.mistakes],
+                     [(f"confuser-{p.stem}", p.read_text(encoding="utf-8"))
+                      for p in sorted(ex.confusers_dir.glob("*.py"))] if ex.confusers_dir.is_dir() else []]
+            out += [(eid, track, name, source) for found in kinds for name, source in found[:limit]]
     return out
 
 
@@ -147,7 +146,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--exercises", nargs="+", default=None, help="default: every exercise")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--limit", type=int, default=None, help="files per exercise and track (default: all)")
+    parser.add_argument("--limit", type=int, default=None, help="samples, mutants and confusers each, per exercise and track (default: all)")
     parser.add_argument("--sandbox", default="process", choices=["process", "docker", "auto"])
     parser.add_argument("--keep", type=Path, default=None, help="keep the cohort and scorecards here")
     args = parser.parse_args()
