@@ -369,3 +369,35 @@ def test_report_of_a_batch_folders_json_files_skips_batch_json_with_a_note(tmp_p
     (folder / "other.json").write_text(json.dumps({"seed": 1}))  # any other non-scorecard is still an error
     assert_one_line_error(run("report", folder / "alice.json", folder / "other.json", "-o", tmp_path / "r.html"),
                           2, "other.json")
+
+
+FAST_EXIT = """
+import atexit, sys, threading, time
+marker = sys.argv[1]
+atexit.register(lambda: open(marker, "w").write("atexit ran"))
+# a non-daemon thread: the interpreter's own finalisation would wait for it (10 minutes), os._exit does not
+threading.Thread(target=time.sleep, args=(600,), daemon=False).start()
+sys.argv = ["grade", *sys.argv[2:]]
+from grader.cli import run
+run()
+"""
+
+
+@pytest.mark.parametrize("sample,code", [("correct_logsumexp.py", 0), ("bug_ignores_axis.py", 1)])
+def test_the_console_script_exits_fast_with_its_code_its_output_and_its_atexit_handlers(tmp_path, sample, code):
+    """``run`` (the ``grade`` console script) ends ``grade submit`` with os._exit after the scorecard:
+    the exit code is submit's, the table reaches a pipe in full, and the atexit handlers (docker's
+    container removals, warm pools) still ran, and the interpreter's finalisation did not (it would wait
+    for the script's sleeping thread past the timeout); in-process callers keep sys.exit (CliRunner)."""
+    marker, out = tmp_path / "marker", tmp_path / "card.json"
+    proc = subprocess.run([sys.executable, "-c", FAST_EXIT, str(marker), "submit", "softmax",
+                           str(ROOT / "submissions" / "samples" / "softmax" / sample), "--sandbox", "process",
+                           "--out", str(out), "--seed", "2"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    assert proc.returncode == code, proc.stderr[-2000:]
+    assert marker.read_text() == "atexit ran"
+    card = read_scorecard(out)
+    assert card.all_passed is (code == 0)
+    assert f"score: {card.score:g} / {card.max_score:g}" in proc.stdout.replace("  ", " ") or \
+        f"{card.score:g} / {card.max_score:g}" in proc.stdout, proc.stdout[-1500:]
+    assert proc.stderr.rstrip().endswith(f"scorecard written to {out}")
