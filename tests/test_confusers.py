@@ -282,6 +282,17 @@ def test_kv_cache_one_wrong_attribute_is_not_called_a_swap(tmp_path):
     assert swapped.startswith("Likely mistake: 'k_cache' holds the values of the tokens seen")  # its first failed case
 
 
+def test_positional_encoding_a_float32_two_pi_is_not_told_its_angles_were_float32():
+    """float64 angles reduced by a float32 2*pi drift as much as float32 angles do near 10^6: the
+    bank replay may match (its error is at that precision) but says what it proves, the precision,
+    not that the angles were float32."""
+    path = confuser("positional_encoding", "float32_two_pi_reduction")
+    card = grade("positional_encoding", path)
+    assert_no_wrong_name(card, path)
+    large = failed(card)["large_positions"]
+    assert "only to the precision of float32 angles" in large and "were computed in float32" not in large
+
+
 def test_mha_a_zero_over_zero_row_is_not_told_it_used_a_minus_inf_mask():
     """A hand-written softmax over the kept keys makes a fully masked row 0/0, repaired with
     nan_to_num: the gradient is NaN exactly as with an additive -inf mask, so the replay of that

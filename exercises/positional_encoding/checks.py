@@ -74,9 +74,11 @@ MISTAKES = (
     ({"use_offset": False}, "the offset was ignored: row r encodes position offset + r, not r."),
 )
 
-FLOAT32_ANGLES = ("the angles p / 10000^(2i/d_model) were computed in float32: at position ~{pos:.3g} a float32 "
-                  "angle is off by up to {err:.2g} radians. Form the angles in float64 (positions and "
-                  "frequencies) and cast only the result to float32.")
+FLOAT32_ANGLES = ("the encoding is right only to the precision of float32 angles: at position ~{pos:.3g} it is off "
+                  "by as much as a float32 angle makes it (up to {err:.2g} radians), as when the angles "
+                  "p / 10000^(2i/d_model) are computed in float32 (the positions, the frequencies or their "
+                  "product, or a step such as a reduction by a float32 2*pi). Form the angles in float64 "
+                  "throughout and cast only the result to float32.")
 
 
 def _call(ctx: JudgeContext) -> tuple[int, int, int]:

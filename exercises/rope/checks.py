@@ -86,8 +86,9 @@ MISTAKES = (
                          "rotation; rotate_half([x1, x2]) is [-x2, x1]."),
 )
 
-FLOAT32_TABLE = ("the angle table (or its cos/sin) was built in float32 for a float64 input: float64 inputs are "
-                 "rotated at float64 precision (build inv_freq and positions * inv_freq in x's dtype).")
+FLOAT32_TABLE = ("float64 inputs were rotated only to the precision of a float32 angle table, as when the angle "
+                 "table (or its cos/sin) is built in float32 for a float64 input: float64 inputs are rotated at "
+                 "float64 precision (build inv_freq and positions * inv_freq in x's dtype).")
 
 
 def _float32_table(x: np.ndarray, positions, base: float, got: np.ndarray) -> bool:

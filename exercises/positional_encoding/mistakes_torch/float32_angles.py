@@ -1,4 +1,4 @@
-"""the angles p / 10000^(2i/d_model) were computed at float32 precision (the positions, the frequencies or their product in float32): near position 10^6 a float32 angle is off by up to 0.03 radians. Form the angles in float64 (positions and frequencies) and cast only the result to float32.
+"""the encoding is right only to the precision of float32 angles: near position 10^6 it is off by as much as a float32 angle makes it (up to 0.03 radians), as when the angles p / 10000^(2i/d_model) are computed in float32 (the positions, the frequencies or their product, or a step such as a reduction by a float32 2*pi). Form the angles in float64 throughout and cast only the result to float32.
 
 Must fail: large_positions
 """

@@ -1,4 +1,4 @@
-"""the angle table and its cos/sin were built in float32 for a float64 input (np.cos of float32 angles is rounded to float32 even where the angles themselves are exact): float64 inputs are rotated at float64 precision (build inv_freq, positions * inv_freq and the cos/sin in x's dtype).
+"""float64 inputs were rotated only to the precision of float32 cos/sin, as when the angle table and its cos/sin are built in float32 for a float64 input (np.cos of float32 angles is rounded to float32 even where the angles themselves are exact): float64 inputs are rotated at float64 precision (build inv_freq, positions * inv_freq and the cos/sin in x's dtype).
 
 Must fail: float64
 """

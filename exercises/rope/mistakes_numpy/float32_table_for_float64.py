@@ -1,4 +1,4 @@
-"""the angle table (or its cos/sin) was built in float32 for a float64 input: float64 inputs are rotated at float64 precision (build inv_freq and positions * inv_freq in x's dtype).
+"""float64 inputs were rotated only to the precision of a float32 angle table, as when the angle table (or its cos/sin) is built in float32 for a float64 input: float64 inputs are rotated at float64 precision (build inv_freq and positions * inv_freq in x's dtype).
 
 Must fail: float64
 """

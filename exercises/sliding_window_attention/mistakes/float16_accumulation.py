@@ -1,4 +1,4 @@
-"""float16/bfloat16 inputs were computed in half precision throughout (scores, softmax and the weighted sum rounded to 11 or 8 bits): the contract accumulates half precision in float32 and casts the result back.
+"""float16/bfloat16 inputs came out right only to half precision, as when the scores, the softmax and the weighted sum are computed in half precision throughout (rounded to 11 or 8 bits): the contract accumulates half precision in float32 and casts the result back.
 
 Must fail: half_precision
 """

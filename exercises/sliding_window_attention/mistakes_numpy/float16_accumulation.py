@@ -1,4 +1,4 @@
-"""float16 inputs were computed in float16 throughout (scores, softmax and the weighted sum rounded to 11 bits): the contract accumulates half precision in float32 and casts the result back.
+"""float16 inputs came out right only to float16 precision, as when the scores, the softmax and the weighted sum are computed in float16 throughout (rounded to 11 bits): the contract accumulates half precision in float32 and casts the result back.
 
 Must fail: half_precision
 """
