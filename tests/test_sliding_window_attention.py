@@ -269,6 +269,20 @@ CHUNK_EDITS = {
     "top_left": [("    offset = L_k - L_q\n", "    offset = 0\n")],
     "non_causal_one_sided": [("if causal else (rel.abs() < window)", "if True else (rel.abs() < window)")],
     "not_scaled": [("q, k, v = query.to(acc) / math.sqrt(d_k),", "q, k, v = query.to(acc),")],
+    # the sourced kinds (their mutant files name where real code made them)
+    "window_skipped_without_mask": [("    offset = L_k - L_q\n",
+                                     "    offset = L_k - L_q\n    if mask is None:  # no mask: no window\n        window = L_k\n")],
+    "window_skipped_when_decoding": [("    offset = L_k - L_q\n",
+                                      "    offset = L_k - L_q\n    if offset:  # queries after a cache: no window\n        window = L_k\n")],
+    "window_start_from_query_index": [("lo = max(c + offset - window + 1, 0)",
+                                       "lo = max(c - window + 1, 0) if causal else max(c + offset - window + 1, 0)"),
+                                      ("ok = ((rel >= 0) & (rel < window)) if causal",
+                                       "ok = ((rel >= 0) & (rel - offset < window)) if causal")],
+    "mask_multiplied": [("            ok = ok & (m[:, :, c:c + n, lo:hi] != 0)\n", ""),
+                        ('        s = (q[:, :, c:c + n] @ k[:, :, lo:hi].transpose(-1, -2)).masked_fill(~ok, float("-inf"))',
+                         "        s = q[:, :, c:c + n] @ k[:, :, lo:hi].transpose(-1, -2)\n"
+                         "        if m is not None:\n            s = s * m[:, :, c:c + n, lo:hi].to(acc)\n"
+                         '        s = s.masked_fill(~ok, float("-inf"))')],
 }
 
 
