@@ -120,6 +120,25 @@ def test_a_bank_mistake_written_into_a_correct_style_is_named_by_replay(track, n
     assert_named_as(get_exercise("gqa", track=track), _styled(track, name), name, tmp_path)
 
 
+# A mask broadcast against grouped 5-D scores without a reshape (the sourced kind of mlx-lm#1903), written
+# into the two samples that group the query heads in 5-D: replay names the bank's mutant in both tracks.
+GROUPED_MASK_EDITS = {
+    "torch": ("correct_group_broadcast_logsumexp.py",
+              "m = torch.broadcast_to(mask, (B, Hq, L, L)).reshape(B, Hkv, g, L, L) != 0", "m = mask != 0"),
+    "numpy": ("numpy/correct_broadcast_groups.py",
+              "m = np.broadcast_to(np.asarray(mask) != 0, (B, Hq, L, L)).reshape(B, Hkv, g, L, L)",
+              "m = np.asarray(mask) != 0"),
+}
+
+
+@pytest.mark.parametrize("track", sorted(GROUPED_MASK_EDITS))
+def test_a_mask_broadcast_against_grouped_scores_is_named_by_replay(track, tmp_path):
+    base, old, new = GROUPED_MASK_EDITS[track]
+    source = (SAMPLES / base).read_text(encoding="utf-8")
+    assert source.count(old) == 1, old
+    assert_named_as(get_exercise("gqa", track=track), source.replace(old, new), "mask_batch_axis_on_kv_heads", tmp_path)
+
+
 def test_expanded_weights_fail_only_kv_flops():
     # numerically right: every value and gradient check passes; only the FLOPs probe catches it
     assert failed(judge_in_process("gqa", SAMPLES / "bug_expand_weights.py")) == {"kv_flops"}

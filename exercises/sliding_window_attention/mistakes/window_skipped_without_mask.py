@@ -1,0 +1,17 @@
+"""without a mask the window was not applied: with mask=None each query attended to every key up to its own position (every key when not causal), plain causal attention, while with a mask the window was right (the unmasked calls then cost L_q x L_k work and memory). The window restricts the keys on every call, masked or not.
+
+Must fail: values, window_one, non_causal, cache_alignment, memory_scaling, flops_scaling
+
+Source: https://github.com/unslothai/unsloth/pull/8253
+The pull request says that with no packing and no padding mask unsloth's SDPA path fell through to is_causal, full causal attention with no window, so Mistral-style models attended past their sliding window; it builds the band mask for that case.
+"""
+PATCH = [
+    ("    k, v = key.to(work), value.to(work)                         # (B, H, L_k, d_k), (B, H, L_k, d_v)\n",
+     "    k, v = key.to(work), value.to(work)                         # (B, H, L_k, d_k), (B, H, L_k, d_v)\n"
+     "    if mask is None:  # no mask: plain (causal) attention over every key, the window never applied\n"
+     "        sd = q @ k.transpose(-2, -1)                             # (B, H, L_q, L_k)\n"
+     "        if causal:\n"
+     "            later = torch.arange(L_k).view(1, L_k) > (torch.arange(L_q) + (L_k - L_q)).view(L_q, 1)\n"
+     "            sd = sd.masked_fill(later, float('-inf'))\n"
+     "        return (torch.softmax(sd, dim=-1) @ v).to(query.dtype)\n"),
+]
