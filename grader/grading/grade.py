@@ -508,7 +508,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
     (``diagnosis.contradicted``). A complexity check is explained by mutants whose ``Must fail:`` names
     it (and whose other named checks the candidate failed too) and whose measured series, replayed on
     the probe's steps, reproduces the candidate's on the larger half of the sweep
-    (``diagnosis.explaining_cost``); a series judged by timing is never replayed.
+    (``diagnosis.explaining_cost``), and a lone one is not named when the same contradiction holds
+    (``_cost_contradicted``); a series judged by timing is never replayed.
 
     Raises:
         grader.judge.mistakes.MistakeInvalid: the bank is malformed (a grader fault).
@@ -540,6 +541,9 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                                               suspects, plan, check.id, _MEASURE_LOCK,
                                               disk=_mutant_keys(exercise, seed, device))
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
+        if len(names) == 1 and _cost_contradicted(exercise, plan, seed, device, names[0], step_verdicts,
+                                                  results, basis, golden, bank):
+            names = []  # the mutant's values are right where the candidate's are wrong: another mistake
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items()
                                                   if k not in ("diagnosis", "mistake")}, "cost"))
     # A complexity check that no mutant of the bank names in its ``Must fail:`` cannot be replayed;
@@ -553,6 +557,27 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                if c.category == "complexity" and c.verdict == str(Verdict.FAILED) and c.id in mistake.must_fail
                and c.id not in replayed else c for c in out]
     return tuple(out)
+
+
+def _cost_contradicted(exercise: Exercise, plan: Plan, seed: int, device: str, name: str,
+                       step_verdicts: dict[str, list[tuple[str, Verdict]]], results: RunResults,
+                       expected: RunResults, golden: RunResults, bank: tuple) -> bool:
+    """Whether the mutant ``name``, which explains a complexity check by its measured cost, gets right
+    the values of a case the candidate got wrong (or raises where the candidate passed), in any value
+    check (``diagnosis.contradicted``, as for a value check's lone mutant). Two mistakes can cost the
+    same: a sliding window skipped on the unmasked path costs what full L x L scores masked to the
+    window cost, but only the first is wrong in its values, so the second is not named."""
+    keep = set(diagnosis.value_steps(plan))
+    failed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
+                       if v in (Verdict.FAILED, Verdict.ERROR) and sid in keep]
+    passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
+                       if v == Verdict.PASSED and sid in keep]
+    if not failed_anywhere:
+        return False  # the values are right everywhere: the measurement alone is the evidence
+    mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
+                                       exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
+    return diagnosis.contradicted(name, failed_anywhere, results.steps, mutants, expected.steps, golden.steps,
+                                  passed_anywhere)
 
 
 def _mutant_keys(exercise: Exercise, seed: int, device: str) -> "reference_cache.MutantKeys | None":
