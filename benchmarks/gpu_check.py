@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the repository's grader, installed or not
 
 
 def torch_files(samples: int) -> list[tuple[str, Path]]:
@@ -46,8 +47,11 @@ def main(argv: list[str] | None = None) -> int:
     for exercise_id, path in torch_files(args.samples):
         card = grade_submission(get_exercise(exercise_id, track="torch"), path, sandbox="process", seed=5)
         probes = {c.id: c.verdict for c in card.checks if c.category == "complexity"}
+        why = {c.id: f"[{c.details.get('method')}] {c.message[:400]}" for c in card.checks
+               if c.category == "complexity" and c.verdict != "passed"}   # what a differing verdict says
         row = {"exercise": exercise_id, "file": str(path.relative_to(ROOT)), "status": card.status,
-               "device": card.environment.get("device"), "score": card.score, "probes": probes}
+               "device": card.environment.get("device"), "score": card.score, "probes": probes, "why": why,
+               "mismatch": [c.id for c in card.checks if c.details.get("device_mismatch")]}
         bad += card.status == "infrastructure_error"
         rows.append(row)
         print(json.dumps(row), flush=True)

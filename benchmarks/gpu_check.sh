@@ -28,8 +28,10 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
     || { echo "gpu_check: installing the carried wheels failed"; exit 2; }
   export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
 fi
-if ! "$PY" -c "import grader" 2>/dev/null; then
+# importable from any folder (a script's sys.path[0] is its own folder, not the repository's root)
+if ! (cd / && "$PY" -c "import grader") 2>/dev/null; then
   "$PY" -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/pip.log" 2>&1 \
+    && (cd / && "$PY" -c "import grader") 2>/dev/null \
     || export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH}   # no setuptools there: the source tree itself
 fi
 "$PY" -c "import grader, numpy, torch; print('grader', grader.__version__, 'numpy', numpy.__version__, 'torch', torch.__version__)" \
@@ -47,8 +49,8 @@ SAMPLES=${GPU_CHECK_SAMPLES:-2}
 export GRADER_CACHE_DIR=$OUT/cache   # device is part of every cache key; a fresh cache measures both
 CUDA_VISIBLE_DEVICES= "$PY" benchmarks/gpu_check.py "$OUT/cpu.json" --samples "$SAMPLES" >"$OUT/cpu.log" 2>&1 &
 cpu_pid=$!
-if [ "$HAS_CUDA" = 1 ]; then
-  "$PY" benchmarks/gpu_check.py "$OUT/gpu.json" --samples "$SAMPLES" >"$OUT/gpu.log" 2>&1 || status=1
+if [ "$HAS_CUDA" = 1 ]; then   # CUDA probes are opt-in (grade.probe_device)
+  GRADER_PROBE_DEVICE=cuda "$PY" benchmarks/gpu_check.py "$OUT/gpu.json" --samples "$SAMPLES" >"$OUT/gpu.log" 2>&1 || status=1
 fi
 wait "$cpu_pid" || status=1
 
@@ -63,13 +65,22 @@ if not has_cuda:
     sys.exit(0)
 gpu = {r["file"]: r for r in json.loads((out / "gpu.json").read_text())}
 bad = 0
+uncharged = 0
 for f, g in gpu.items():
     c = cpu.get(f)
-    same = c is not None and c["probes"] == g["probes"]
+    # a probe the GPU could not run because the file builds CPU tensors is skipped, not charged: not comparable
+    left = {k: v for k, v in g["probes"].items() if k not in g.get("mismatch", [])}
+    same = c is not None and left == {k: v for k, v in c["probes"].items() if k in left}
     on_cuda = str(g["device"]).startswith("cuda")
     bad += not (same and on_cuda)
-    print(f"{'ok ' if same and on_cuda else 'BAD'} {f}: device {g['device']}; probes gpu {g['probes']} cpu {c and c['probes']}")
-print(f"gpu: {len(gpu)} gradings, {bad} differing or not on cuda")
+    uncharged += bool(g.get("mismatch"))
+    note = f" (device mismatch, skipped uncharged: {g['mismatch']})" if g.get("mismatch") else ""
+    print(f"{'ok ' if same and on_cuda else 'BAD'} {f}: device {g['device']}; probes gpu {g['probes']} cpu {c and c['probes']}{note}")
+    if not same:
+        for side, row in (("gpu", g), ("cpu", c or {})):
+            for check, text in (row.get("why") or {}).items():
+                print(f"    {side} {check}: {text}")
+print(f"gpu: {len(gpu)} gradings, {bad} differing or not on cuda, {uncharged} with a probe skipped on a device mismatch")
 sys.exit(1 if bad else 0)
 PYEOF
 echo "gpu_check: $([ $status = 0 ] && echo passed || echo FAILED)"

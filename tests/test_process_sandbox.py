@@ -638,3 +638,39 @@ def test_worker_refuses_a_process_sandbox_missing_a_protection_unless_told_insec
     result = CliRunner().invoke(main, [*args, "--insecure-sandbox"])
     assert result.exit_code == 0 and len(ran) == 1, result.output
     assert "lack ipc_namespace" in result.output
+
+
+# -- CUDA runners: RLIMIT_DATA in place of RLIMIT_AS ----------------------------------------------------
+
+def test_a_cuda_runner_is_limited_by_its_data_not_its_address_space():
+    """The CUDA driver reserves address space far beyond any memory limit at its first call ("out of
+    memory" under RLIMIT_AS, seen on an H200): a runner given CUDA steps gets RLIMIT_DATA instead."""
+    from grader.sandbox.base import Limits, SandboxJob  # noqa: PLC0415
+    from grader.sandbox.process import _launch_config, job_uses_cuda  # noqa: PLC0415
+
+    limits = Limits(memory_bytes=1 << 30)
+    cpu = _launch_config(["x"], {}, "/s", "/r", "/usr/bin/python3", limits, None, False)["limits"]
+    gpu = _launch_config(["x"], {}, "/s", "/r", "/usr/bin/python3", limits, None, False, cuda=True)["limits"]
+    assert cpu["as"] == 1 << 30 and "data" not in cpu
+    assert gpu["as"] is None and gpu["data"] == 1 << 30
+    step = {"id": "s", "args": [{"tensor": "a", "device": "cpu"}], "kwargs": {"m": {"tensor": "b", "device": "cuda"}}}
+    assert job_uses_cuda(SandboxJob(plan={"steps": [step]}, arrays={}, submission=b""))
+    step["kwargs"]["m"]["device"] = "cpu"
+    assert not job_uses_cuda(SandboxJob(plan={"steps": [step]}, arrays={}, submission=b""))
+
+
+def test_the_data_limit_still_stops_a_memory_bomb(monkeypatch):
+    """RLIMIT_DATA bounds private writable memory, so the memory bomb of the hostile corpus is still
+    stopped in each step (as under RLIMIT_AS) when the runner is treated as a CUDA one."""
+    import dataclasses  # noqa: PLC0415
+
+    import grader.sandbox.process as process  # noqa: PLC0415
+
+    monkeypatch.setattr(process, "job_uses_cuda", lambda job: True)
+    ex = get_exercise("softmax")
+    limits = dataclasses.replace(ex.limits, memory_bytes=512 << 20, wall_seconds=30)
+    card = grade_submission(ex, Path(__file__).parent / "hostile" / "cases" / "memory_bomb.py", sandbox="process",
+                            seed=1, limits=limits)
+    assert card.status == "graded"
+    assert {c.verdict for c in card.checks if c.category != "complexity"} <= {"memory_limit", "skipped"}
+    assert any(c.verdict == "memory_limit" for c in card.checks)

@@ -8,6 +8,7 @@ arguments and renders what it returns.
 from __future__ import annotations
 
 import hashlib
+import os
 import importlib.metadata
 import platform
 import secrets
@@ -41,6 +42,7 @@ from grader.judge.probes import series_judge
 from grader.run.runner import PlanExecutor, step_args
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.sandbox.process import GPU_DEVICE_NODES
 from grader.grading.scorecard import CheckResult, Scorecard
 from grader.judge.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
 
@@ -318,13 +320,27 @@ def _unmeasured(wire: dict) -> dict:
 
 
 #: device nodes without which no CUDA (NVIDIA) or ROCm (AMD) device can be visible to torch
-_GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+_GPU_DEVICE_NODES = GPU_DEVICE_NODES
+
+
+#: Set to ``cuda`` to measure torch probes on the GPU (process backend, a GPU present); default CPU.
+PROBE_DEVICE_ENV = "GRADER_PROBE_DEVICE"
 
 
 def probe_device(exercise: Exercise, backend_name: str) -> str:
     """Where the probes of a run measure: ``cuda`` for a torch exercise graded by the process backend
-    on a host with a GPU (the docker sandbox is given no GPU), else ``cpu``."""
+    on a host with a GPU when ``$GRADER_PROBE_DEVICE`` is ``cuda`` (the docker sandbox is given no
+    GPU), else ``cpu``.
+
+    CPU by default: the contracts do not ask for device-agnostic code, and a correct solution that
+    builds its mask or running maximum with ``torch.zeros(...)`` (on the CPU) raises a device mismatch
+    when its inputs are on the GPU (seen on an H200 with four of the references); the probes count
+    FLOPs and bytes the same on either device. A cohort whose statement requires device-agnostic
+    code may opt in; a probe step that still fails on a device mismatch is skipped, not charged
+    (``grader.judge.probes``)."""
     if exercise.track != "torch" or backend_name != "process" or not exercise.probes:
+        return "cpu"
+    if os.environ.get(PROBE_DEVICE_ENV, "cpu").strip().lower() != "cuda":
         return "cpu"
     if not any(Path(p).exists() for p in _GPU_DEVICE_NODES):
         return "cpu"  # no GPU driver on this host: known without importing torch (a cached reference needs none)

@@ -21,6 +21,7 @@ were timed. The hint ("Likely mistake: ...") is chosen by what was measured (``H
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -300,6 +301,21 @@ def probe_paths(groups: list[list]) -> list[str]:
     return paths
 
 
+_MISMATCH = re.compile(r"same device|device type|on device cuda|cuda:\d+ and cpu|cpu and cuda|"
+                       r"mask on cpu and self on cuda|on cpu and .* on cuda", re.I)
+
+
+def _device_mismatch_on_gpu(step, got) -> bool:
+    """Whether a probe step on CUDA raised because the code mixed devices (its message says so)."""
+    from grader.run.runner import step_args  # noqa: PLC0415 - the wire format's own reader
+
+    if not any(str(a.get("device", "cpu")).startswith("cuda") for a in step_args(step.wire)):
+        return False
+    exc = (got.report.get("exception") if got is not None else None) or {}
+    text = f"{exc.get('type', '')}: {exc.get('message', '')}" if isinstance(exc, dict) else str(exc)
+    return bool(_MISMATCH.search(text))
+
+
 def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
     """Judge attached to the last measured step of a probe: reads every measured step of the sweep.
 
@@ -318,6 +334,12 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
             sub = JudgeContext(step=step, plan=ctx.plan, got=got, expected=ctx.expected, golden=ctx.golden,
                                not_run_reason=ctx.not_run_reason)
             failed = failure_from_exception(sub)
+            if failed and _device_mismatch_on_gpu(step, got):
+                return Outcome(Verdict.SKIPPED,
+                               f"Not measured ({step.describe}): the probe ran on the GPU and the code made a "
+                               "tensor on the CPU (a device mismatch). The statement does not require "
+                               "device-agnostic code, so this is not charged.",
+                               {**failed.details, "device_mismatch": True})
             if failed:
                 return Outcome(failed.verdict, f"The probe could not measure ({step.describe}): {failed.message}",
                                failed.details)

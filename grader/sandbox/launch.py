@@ -42,7 +42,8 @@ exec'd in place of the launcher. Not root: ``unshare(CLONE_NEWUSER | CLONE_NEWNE
 unprivileged user namespaces are allowed (network off, same user), else nothing but rlimits.
 
 CONFIG_JSON: ``{"argv", "env", "cwd", "keep_rw": [path], "keep_ro": [path], "uid", "gid",
-"isolate", "newroot", "box_dir", "limits": {"cpu", "as", "fsize", "nofile", "nproc"}, "tmpfs_bytes"}``.
+"isolate", "newroot", "box_dir", "limits": {"cpu", "as" | "data", "fsize", "nofile", "nproc"}, "tmpfs_bytes"}``
+(``as``: ``RLIMIT_AS``; ``data``: ``RLIMIT_DATA`` instead, for a runner that may use CUDA).
 Exit status 121 means the launcher itself failed (a grader fault), with one line on stderr saying
 where.
 """
@@ -282,7 +283,10 @@ def exec_runner(cfg: dict) -> int:
         os.chdir(cfg["cwd"])
         lim = cfg["limits"]
         resource.setrlimit(resource.RLIMIT_CPU, (lim["cpu"], lim["cpu"] + 1))
-        resource.setrlimit(resource.RLIMIT_AS, (lim["as"], lim["as"]))
+        if lim.get("as") is not None:
+            resource.setrlimit(resource.RLIMIT_AS, (lim["as"], lim["as"]))
+        if lim.get("data") is not None:  # a CUDA runner: see process._launch_config
+            resource.setrlimit(resource.RLIMIT_DATA, (lim["data"], lim["data"]))
         resource.setrlimit(resource.RLIMIT_FSIZE, (lim["fsize"], lim["fsize"]))
         resource.setrlimit(resource.RLIMIT_NOFILE, (lim["nofile"], lim["nofile"]))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

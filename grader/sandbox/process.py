@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import fcntl
 import functools
+import importlib.util
 import json
 import os
 import shutil
@@ -37,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
-from grader.run.runner import READY_LINE, SYNC_FLAG
+from grader.run.runner import READY_LINE, SYNC_FLAG, step_args
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.deadline import wait_for_run
@@ -394,14 +395,52 @@ def _make_run_folders(root: str, box: Box | None, isolate: bool) -> str:
     return scratch
 
 
+#: Device nodes whose presence says this host has a GPU driver (NVIDIA, or ROCm's ``kfd``).
+GPU_DEVICE_NODES = ("/dev/nvidiactl", "/dev/nvidia0", "/dev/kfd")
+
+
+def gpu_host() -> bool:
+    """Whether this host has a GPU driver's device nodes (known without importing torch)."""
+    return any(os.path.exists(p) for p in GPU_DEVICE_NODES)
+
+
+@functools.lru_cache(maxsize=1)
+def cuda_torch() -> bool:
+    """Whether a torch runner here loads CUDA: a GPU driver's device nodes, or a torch build with its
+    CUDA libraries (``torch/lib/libtorch_cuda.so``; PyPI's default Linux wheel), found without
+    importing torch. Such a build maps more address space at ``import torch`` than a memory limit
+    allows under ``RLIMIT_AS`` (its import failed in the runner on a GPU machine)."""
+    if gpu_host():
+        return True
+    spec = importlib.util.find_spec("torch")
+    folders = list(spec.submodule_search_locations or []) if spec else []
+    return any(os.path.exists(os.path.join(f, "lib", "libtorch_cuda.so")) for f in folders)
+
+
+def job_uses_cuda(job: SandboxJob) -> bool:
+    """Whether any step of ``job`` places a tensor argument on a GPU (the probes' ``device``)."""
+    return any(str(arg.get("device", "cpu")).startswith("cuda")
+               for step in job.plan.get("steps", []) for arg in step_args(step))
+
+
 def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: str, limits: Limits,
-                   box: Box | None, isolate: bool) -> dict:
-    """The JSON config ``launch.py`` reads (see its docstring)."""
+                   box: Box | None, isolate: bool, cuda: bool = False) -> dict:
+    """The JSON config ``launch.py`` reads (see its docstring).
+
+    The memory limit is ``RLIMIT_AS`` (address space), except for a runner that may use CUDA
+    (``cuda``: CUDA steps, or a torch runner where torch is a CUDA build, ``cuda_torch``): the CUDA
+    driver reserves address space far beyond any memory limit at its first call (it fails with "out
+    of memory" under ``RLIMIT_AS``), and a CUDA build of torch cannot even be imported under it, so
+    that runner gets ``RLIMIT_DATA`` instead,
+    which bounds its private writable memory (heap, NumPy and CPU tensor buffers; since Linux 4.7)
+    but not shared mappings or what lives on the GPU.
+    """
+    memory = {"as": None, "data": int(limits.memory_bytes)} if cuda else {"as": int(limits.memory_bytes)}
     return {"argv": argv, "env": env, "cwd": scratch, "keep_rw": [root], "keep_ro": interpreter_folders(python),
             "uid": box.uid if box else None, "gid": box.gid if box else None, "isolate": isolate,
             "newroot": os.path.join(root, "newroot"), "box_dir": BOX_DIR if box and isolate else None,
             "tmpfs_bytes": 16 << 20,
-            "limits": {"cpu": int(limits.cpu_seconds), "as": int(limits.memory_bytes),
+            "limits": {"cpu": int(limits.cpu_seconds), **memory,
                        "fsize": int(limits.file_size_bytes), "nofile": int(limits.max_open_files),
                        "nproc": int(limits.max_processes)}}
 
@@ -532,7 +571,8 @@ class ProcessSandbox:
         input_dir = self._prepare(root, box)
         _write_job(input_dir, job)
         start = time.monotonic()
-        proc, readers = self._spawn(root, limits, wait_for_job=None, box=box)
+        proc, readers = self._spawn(root, limits, wait_for_job=None, box=box,
+                                    cuda=job_uses_cuda(job) or (job.needs_torch and cuda_torch()))
         return self._attend(proc, readers, limits, start)
 
     def _prepare(self, root: str, box: "Box | None") -> str:
@@ -546,7 +586,8 @@ class ProcessSandbox:
             _write_readonly(os.path.join(input_dir, name), path.read_bytes())
         return input_dir
 
-    def _spawn(self, root: str, limits: Limits, wait_for_job: str | None, box: "Box | None" = None):
+    def _spawn(self, root: str, limits: Limits, wait_for_job: str | None, box: "Box | None" = None,
+               cuda: bool = False):
         """Start the launcher on the runner in ``root``; with ``wait_for_job`` (``numpy`` or
         ``torch``) the runner imports that runtime and blocks reading its stdin until the host has
         written the job (``runner.py --wait``). Returns ``(proc, (results_reader, output_reader))``.
@@ -561,7 +602,7 @@ class ProcessSandbox:
         argv = [self.python, "-I", os.path.join(input_dir, "runner.py")]
         argv += (["--wait", wait_for_job] if wait_for_job else []) + [SYNC_FLAG, input_dir]
         cfg = _launch_config(argv, self._environment(scratch, limits), scratch, root, self.python, limits,
-                             box, isolate)
+                             box, isolate, cuda=cuda)
         try:
             proc = subprocess.Popen([self.python, "-I", "-S", str(LAUNCHER_PATH), json.dumps(cfg)],
                                     cwd=os.path.join(root, "scratch"),
@@ -596,7 +637,8 @@ class ProcessSandbox:
         root = tempfile.mkdtemp(prefix=f"{WARM_PREFIX}{os.getpid()}-")
         try:
             self._prepare(root, box)
-            proc, readers = self._spawn(root, limits, wait_for_job=runtime, box=box)
+            proc, readers = self._spawn(root, limits, wait_for_job=runtime, box=box,
+                                        cuda=runtime == "torch" and cuda_torch())
         except BaseException:
             _dispose(root, box)
             raise
