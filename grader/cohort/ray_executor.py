@@ -343,8 +343,13 @@ class RayExecutor(Executor):
 
 
 def _measures_on_gpu(exercise_id: str) -> bool:
-    """Whether the exercise's probes would measure on a GPU (torch, with probes: ``grade.probe_device``)."""
+    """Whether the exercise's probes would measure on a GPU (torch, with probes, and CUDA probes asked
+    for with ``$GRADER_PROBE_DEVICE=cuda``: ``grade.probe_device``)."""
     from grader.grading.exercise import get_exercise  # noqa: PLC0415
+    from grader.grading.grade import PROBE_DEVICE_ENV  # noqa: PLC0415
+
+    if os.environ.get(PROBE_DEVICE_ENV, "cpu").strip().lower() != "cuda":
+        return False
 
     try:
         ex = get_exercise(exercise_id)
