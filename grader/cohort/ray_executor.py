@@ -346,9 +346,9 @@ def _measures_on_gpu(exercise_id: str) -> bool:
     """Whether the exercise's probes would measure on a GPU (torch, with probes, and CUDA probes asked
     for with ``$GRADER_PROBE_DEVICE=cuda``: ``grade.probe_device``)."""
     from grader.grading.exercise import get_exercise  # noqa: PLC0415
-    from grader.grading.grade import PROBE_DEVICE_ENV  # noqa: PLC0415
+    from grader.grading.grade import cuda_probes_requested  # noqa: PLC0415
 
-    if os.environ.get(PROBE_DEVICE_ENV, "cpu").strip().lower() != "cuda":
+    if not cuda_probes_requested():
         return False
 
     try:

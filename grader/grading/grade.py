@@ -8,8 +8,8 @@ arguments and renders what it returns.
 from __future__ import annotations
 
 import hashlib
-import os
 import importlib.metadata
+import os
 import platform
 import secrets
 import sys
@@ -42,7 +42,7 @@ from grader.judge.probes import series_judge
 from grader.run.runner import PlanExecutor, step_args
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
-from grader.sandbox.process import GPU_DEVICE_NODES
+from grader.sandbox.process import gpu_host
 from grader.grading.scorecard import CheckResult, Scorecard
 from grader.judge.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
 
@@ -319,12 +319,13 @@ def _unmeasured(wire: dict) -> dict:
     return {**wire, "steps": [{k: v for k, v in step.items() if k != "measure"} for step in wire["steps"]]}
 
 
-#: device nodes without which no CUDA (NVIDIA) or ROCm (AMD) device can be visible to torch
-_GPU_DEVICE_NODES = GPU_DEVICE_NODES
-
-
 #: Set to ``cuda`` to measure torch probes on the GPU (process backend, a GPU present); default CPU.
 PROBE_DEVICE_ENV = "GRADER_PROBE_DEVICE"
+
+
+def cuda_probes_requested() -> bool:
+    """Whether ``$GRADER_PROBE_DEVICE`` asks for torch probes on the GPU (see ``probe_device``)."""
+    return os.environ.get(PROBE_DEVICE_ENV, "cpu").strip().lower() == "cuda"
 
 
 def probe_device(exercise: Exercise, backend_name: str) -> str:
@@ -340,9 +341,9 @@ def probe_device(exercise: Exercise, backend_name: str) -> str:
     (``grader.judge.probes``)."""
     if exercise.track != "torch" or backend_name != "process" or not exercise.probes:
         return "cpu"
-    if os.environ.get(PROBE_DEVICE_ENV, "cpu").strip().lower() != "cuda":
+    if not cuda_probes_requested():
         return "cpu"
-    if not any(Path(p).exists() for p in _GPU_DEVICE_NODES):
+    if not gpu_host():
         return "cpu"  # no GPU driver on this host: known without importing torch (a cached reference needs none)
     import torch  # noqa: PLC0415 - torch exercises only; the reference needs it anyway
 
@@ -583,17 +584,22 @@ def _cost_contradicted(exercise: Exercise, plan: Plan, seed: int, device: str, n
     check (``diagnosis.contradicted``, as for a value check's lone mutant). Two mistakes can cost the
     same: a sliding window skipped on the unmasked path costs what full L x L scores masked to the
     window cost, but only the first is wrong in its values, so the second is not named."""
-    keep = set(diagnosis.value_steps(plan))
-    failed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
-                       if v in (Verdict.FAILED, Verdict.ERROR) and sid in keep]
-    passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
-                       if v == Verdict.PASSED and sid in keep]
+    failed_anywhere, passed_anywhere = _value_cases(plan, step_verdicts)
     if not failed_anywhere:
         return False  # the values are right everywhere: the measurement alone is the evidence
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
                                        exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
     return diagnosis.contradicted(name, failed_anywhere, results.steps, mutants, expected.steps, golden.steps,
                                   passed_anywhere)
+
+
+def _value_cases(plan: Plan, step_verdicts: dict[str, list[tuple[str, Verdict]]]) -> tuple[list[str], list[str]]:
+    """``(failed_anywhere, passed_anywhere)``: the value steps (``diagnosis.value_steps``) the candidate
+    failed or errored, and those it passed, in every check."""
+    keep = set(diagnosis.value_steps(plan))
+    cases = [(sid, v) for judged in step_verdicts.values() for sid, v in judged if sid in keep]
+    return ([sid for sid, v in cases if v in (Verdict.FAILED, Verdict.ERROR)],
+            [sid for sid, v in cases if v == Verdict.PASSED])
 
 
 def _mutant_keys(exercise: Exercise, seed: int, device: str) -> "reference_cache.MutantKeys | None":
@@ -656,11 +662,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
                                        exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
     by_name = {m.name: m for m in exercise.mistakes}
-    passed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
-                       if v == Verdict.PASSED and sid in keep]
+    failed_anywhere, passed_anywhere = _value_cases(plan, step_verdicts)
     all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
-    failed_anywhere = [sid for cases in step_verdicts.values() for sid, v in cases
-                       if v in (Verdict.FAILED, Verdict.ERROR) and sid in keep]
     out = []
     for check in checks:
         if check not in failing:

@@ -301,15 +301,15 @@ def probe_paths(groups: list[list]) -> list[str]:
     return paths
 
 
-_MISMATCH = re.compile(r"same device|device type|on device cuda|cuda:\d+ and cpu|cpu and cuda|"
-                       r"mask on cpu and self on cuda|on cpu and .* on cuda", re.I)
+_MISMATCH = re.compile(r"same device|device type|on device cuda|cuda:\d+ and cpu|cpu and cuda|on cpu and .* on cuda",
+                       re.I)
 
 
 def _device_mismatch_on_gpu(step, got) -> bool:
     """Whether a probe step on CUDA raised because the code mixed devices (its message says so)."""
-    from grader.run.runner import step_args  # noqa: PLC0415 - the wire format's own reader
+    from grader.run.runner import _step_device  # noqa: PLC0415 - the wire format's own reader
 
-    if not any(str(a.get("device", "cpu")).startswith("cuda") for a in step_args(step.wire)):
+    if _step_device(step.wire) != "cuda":
         return False
     exc = (got.report.get("exception") if got is not None else None) or {}
     text = f"{exc.get('type', '')}: {exc.get('message', '')}" if isinstance(exc, dict) else str(exc)

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.run.channel import decode_stream, display_text
-from grader.run.runner import READY_LINE, SYNC_FLAG, step_args
+from grader.run.runner import READY_LINE, SYNC_FLAG, _step_device
 from grader.sandbox.base import (INSTRUMENTS_PATH, RUNNER_PATH, CappedBuffer, Limits, SandboxInfo, SandboxJob,
                                  SandboxRun, SandboxUnavailable, sweep_orphan_folders)
 from grader.sandbox.deadline import wait_for_run
@@ -419,8 +419,7 @@ def cuda_torch() -> bool:
 
 def job_uses_cuda(job: SandboxJob) -> bool:
     """Whether any step of ``job`` places a tensor argument on a GPU (the probes' ``device``)."""
-    return any(str(arg.get("device", "cpu")).startswith("cuda")
-               for step in job.plan.get("steps", []) for arg in step_args(step))
+    return any(_step_device(step) == "cuda" for step in job.plan.get("steps", []))
 
 
 def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: str, limits: Limits,
@@ -431,9 +430,8 @@ def _launch_config(argv: list[str], env: dict, scratch: str, root: str, python: 
     (``cuda``: CUDA steps, or a torch runner where torch is a CUDA build, ``cuda_torch``): the CUDA
     driver reserves address space far beyond any memory limit at its first call (it fails with "out
     of memory" under ``RLIMIT_AS``), and a CUDA build of torch cannot even be imported under it, so
-    that runner gets ``RLIMIT_DATA`` instead,
-    which bounds its private writable memory (heap, NumPy and CPU tensor buffers; since Linux 4.7)
-    but not shared mappings or what lives on the GPU.
+    that runner gets ``RLIMIT_DATA`` instead, which bounds its private writable memory (heap, NumPy
+    and CPU tensor buffers; since Linux 4.7) but not shared mappings or what lives on the GPU.
     """
     memory = {"as": None, "data": int(limits.memory_bytes)} if cuda else {"as": int(limits.memory_bytes)}
     return {"argv": argv, "env": env, "cwd": scratch, "keep_rw": [root], "keep_ro": interpreter_folders(python),
