@@ -21,6 +21,10 @@ ONE_PATH_MUTANTS = [
     ("causal_mask", "numpy", "kv_len_square_triangle", "memory_scaling"),
     ("causal_mask", "torch", "kv_len_square_triangle", "memory_scaling"),
     ("kv_cache", "torch", "chunk_reprojects_history", "decode_complexity"),
+    ("flash_attention", "torch", "causal_bias_materialised", "memory_scaling"),
+    ("flash_attention", "numpy", "causal_bias_materialised", "memory_scaling"),
+    ("flash_attention", "torch", "cross_lengths_plain_attention", "memory_scaling"),
+    ("flash_attention", "numpy", "cross_lengths_plain_attention", "memory_scaling"),
 ]
 
 

@@ -283,14 +283,18 @@ PROBE_B, PROBE_H, PROBE_D, PROBE_BLOCK = 1, 2, 16, 64
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Steps of a probe at ``L_q = L_k = size``: one call with ``causal=False`` and one with ``causal=True``
-    (float32, block_size 64); the probe sums what both measured."""
-    for causal in (False, True):
-        tag = f"{probe.check}{size}{'c' if causal else ''}"
-        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, PROBE_D)).astype(np.float32),
-                       "float32", label) for label in INPUTS]
+    """Steps of a probe at length ``size`` (float32, block_size 64), three paths: ``causal=False`` and
+    ``causal=True`` at ``L_q = L_k = size``, and ``causal=True`` at ``L_q = size // 2``, ``L_k = size`` (a
+    chunk of queries over a longer cache: the bottom-right offset is used); the probe sums what they
+    measured, so an L_q x L_k matrix on any one path grows the sum like L^2."""
+    for causal, L_q in ((False, size), (True, size), (True, size // 2)):
+        tag = f"{probe.check}{size}{'c' if causal else ''}{'x' if L_q != size else ''}"
+        args = [_input(b, track, f"{tag}_{label}",
+                       rng.standard_normal((PROBE_B, PROBE_H, L_q if label == "q" else size, PROBE_D))
+                       .astype(np.float32), "float32", label) for label in INPUTS]
         args += [b.value(PROBE_BLOCK), b.value(causal)]
+        path = f"causal={causal}" + (", L_q = L_k / 2" if L_q != size else "")
         b.call(probe.check, "tiled_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size, "path": f"causal={causal}"},
-               describe=f"q/k/v ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), block_size={PROBE_BLOCK}, "
-                        f"causal={causal}, float32")
+               meta={"probe": probe.check, "size": size, "path": path},
+               describe=f"q ({PROBE_B}, {PROBE_H}, {L_q}, {PROBE_D}), k/v ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), "
+                        f"block_size={PROBE_BLOCK}, causal={causal}, float32")
