@@ -25,6 +25,10 @@ ONE_PATH_MUTANTS = [
     ("flash_attention", "numpy", "causal_bias_materialised", "memory_scaling"),
     ("flash_attention", "torch", "cross_lengths_plain_attention", "memory_scaling"),
     ("flash_attention", "numpy", "cross_lengths_plain_attention", "memory_scaling"),
+    ("sliding_window_attention", "torch", "cross_lengths_full_scores", "memory_scaling"),
+    ("sliding_window_attention", "numpy", "cross_lengths_full_scores", "memory_scaling"),
+    ("sliding_window_attention", "torch", "cross_lengths_full_scores", "flops_scaling"),
+    ("sliding_window_attention", "numpy", "cross_lengths_full_scores", "flops_scaling"),
 ]
 
 

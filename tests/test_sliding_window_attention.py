@@ -183,7 +183,7 @@ def test_reference_cost_is_linear_and_a_dense_band_is_quadratic_on_each_path(tra
 
 
 # A correct per-query loop that scores each query against all L_k keys on exactly one path, then keeps
-# its window: L x L work (one row at a time, so memory stays linear). The probe sums the four paths, so
+# its window: L x L work (one row at a time, so memory stays linear). The FLOPs probe sums the five paths, so
 # the detour on any one of them alone must fail flops_scaling, and nothing else.
 DETOUR = ("        s = torch.einsum(\"bhd,bhkd->bhk\", q[:, :, i], k[:, :, lo:hi]) / math.sqrt(d_k)\n")
 
