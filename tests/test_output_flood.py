@@ -94,3 +94,40 @@ def test_process_sandbox_output_names_no_host_temp_path(tmp_path: Path):
         assert "file /sandbox/input/submission.py cwd /sandbox/scratch" in text
         assert 'File "/sandbox/input/submission.py", line 6' in text
         assert "grade-process-" not in text and f"{host_tmp}/" not in text
+
+
+CHATTY = '''
+import time
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    print("softmax called on", x.shape, "x" * 2000)
+    time.sleep(0.02)  # the output capture's reader runs inside the step, whatever the load
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0).astype(x.dtype)
+    with np.errstate(over="ignore"):
+        e = np.exp(x - m)
+    s = e.sum(axis=axis, keepdims=True)
+    return np.divide(e, s, out=np.zeros_like(e), where=s > 0)
+'''
+
+
+def test_printing_in_a_measured_step_adds_nothing_to_its_peak_memory(tmp_path: Path):
+    """tracemalloc is process-wide: the output capture's reader thread, run inside a measured step,
+    used to add a 64 KiB read buffer to the step's peak (5x the reference's at n = 128), so a NumPy
+    memory probe of a correct file that prints depended on when the scheduler ran the reader. Now
+    it holds what it reads in a buffer allocated once: the file that prints and sleeps in every call
+    measures what the same file measures silently, and what it printed is still captured."""
+    peaks = {}
+    for name, source in (("chatty", CHATTY), ("silent", CHATTY.replace('print("softmax', '("softmax'))):
+        path = tmp_path / f"{name}.py"
+        path.write_text(source)
+        card = grade_submission(get_exercise("softmax"), path, sandbox="process", seed=3)
+        assert card.status == "graded" and card.all_passed, (name, card.status, card.status_message)
+        probe = next(c for c in card.checks if c.id == "memory_scaling")
+        peaks[name] = probe.details["candidate"]
+        if name == "chatty":
+            assert card.output["text"].count("softmax called on") > 10
+    for chatty, silent in zip(peaks["chatty"], peaks["silent"]):
+        assert abs(chatty - silent) <= 0.02 * silent + 2048, peaks

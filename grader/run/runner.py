@@ -527,6 +527,11 @@ FORWARD_TAIL_BYTES = 16 * 1024
 SANDBOX_ROOT = "/sandbox"
 #: The line between head and tail of cut output (the host reads it as ``truncated``).
 ELIDED_LINE = "\n[grader: {n} bytes of output not kept]\n"
+#: Bytes one read of the capture's pipe takes, into a buffer allocated once (``os.readv``): ``os.read``
+#: would allocate this much for every read, which ``tracemalloc`` counts.
+READ_BYTES = 1 << 16
+#: Bytes the reader holds, unprocessed, while a measured step runs (``OutputCapture.quiet``).
+QUIET_HOLD_BYTES = 1 << 20
 
 
 class OutputCapture:
@@ -540,6 +545,13 @@ class OutputCapture:
     pipe, and waits until the reader has seen it, so every byte written before the cut belongs to
     the segment it closes. A submission cannot forge a cut: it never sees a token before it is
     written, and each is used once.
+
+    While a measured step runs (``quiet(True)``) the reader copies what it reads into a buffer
+    allocated once and processes it after the step: ``tracemalloc`` is process-wide, so a reader that
+    allocated per read (``os.read`` takes 64 KiB before it shrinks) would add its own bytes to the
+    step's peak whenever the scheduler ran it inside the window, and a NumPy memory probe of a file
+    that prints would depend on the machine's load (a correct softmax that printed in every call
+    failed ``memory_scaling`` once under a loaded CI).
 
     Args:
         original_stderr: a duplicate of the process's stderr, where everything is forwarded.
@@ -568,6 +580,12 @@ class OutputCapture:
         self._forwarded = 0
         self._dropped = 0
         self._tail = b""
+        self._buf = bytearray(READ_BYTES)
+        self._bufs = [self._buf]
+        self._view = memoryview(self._buf)
+        self._hold = bytearray(QUIET_HOLD_BYTES)
+        self._held = 0
+        self._quiet = False
         self._reader = threading.Thread(target=self._drain, name="grader-output", daemon=True)
         self._reader.start()
 
@@ -615,14 +633,32 @@ class OutputCapture:
                 self._total_kept += min(room, len(data))
             self._count += len(data)
 
+    def quiet(self, on: bool) -> None:
+        """Hold what is printed from now on without processing it (``on``), or process it again at
+        the next read (the next cut's marker is one). Held bytes keep their order; past
+        ``QUIET_HOLD_BYTES`` the reader processes as usual."""
+        self._quiet = bool(on)
+
     def _drain(self) -> None:
         while True:
             try:
-                chunk = os.read(self._read, 1 << 16)
+                n = os.readv(self._read, self._bufs)
             except OSError:
                 return
-            if not chunk:
+            if not n:
+                if self._held:
+                    with self._lock:
+                        self._take(bytes(self._hold[:self._held]))
+                        self._held = 0
                 return
+            if self._quiet and self._held + n <= QUIET_HOLD_BYTES:
+                self._hold[self._held:self._held + n] = self._view[:n]
+                self._held += n
+                continue
+            chunk = bytes(self._view[:n])
+            if self._held:
+                chunk = bytes(self._hold[:self._held]) + chunk
+                self._held = 0
             with self._lock:
                 data = self._pending + chunk
                 marker = self._marker
@@ -836,9 +872,11 @@ def main(argv: list[str] | None = None) -> int:
     def before(step):
         if step["id"] in measured:  # the host has marked the memory at the frame before this step
             sync.wait()
+            capture.quiet(True)  # the reader allocates nothing while the step is measured
 
     def emit(report, out):
         report["forbidden_imports"] = list(attempts)
+        capture.quiet(False)
         report["printed"] = capture.cut()
         if report.get("id") in measured:  # proof that the step began after the host's mark
             report["sync_token"] = sync.token
