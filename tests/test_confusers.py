@@ -326,3 +326,18 @@ def test_linear_attention_quadratic_work_without_an_l_by_l_matrix_is_not_told_it
     assert_no_wrong_name(card, path)
     message = failed(card)["flops_scaling"]
     assert "Likely mistake" not in message and "The work grows like L^2" in message
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_kv_cache_values_reprojected_is_not_a_chunk_that_reprojects_history(track):
+    """Re-projecting only the values, in decode steps and chunks alike, costs summed over the probe's
+    paths what the bank's chunk_reprojects_history (keys and values, chunks only) costs: its replay
+    named it in both tracks until each path had to match. The probe hint that reads the W_k/W_v work
+    may say only that keys or values are re-projected."""
+    path = confuser("kv_cache", "values_reprojected_keys_cached", track)
+    card = grade("kv_cache", path, track)
+    assert_no_wrong_name(card, path)
+    assert set(failed(card)) == {"decode_complexity"}
+    message = failed(card)["decode_complexity"]
+    assert message.startswith("Likely mistake: the keys or the values (or both)")
+    assert card.checks[[c.id for c in card.checks].index("decode_complexity")].details.get("mistake") is None

@@ -36,7 +36,8 @@ import numpy as np
 from grader.judge.compare import compare_arrays
 from grader.judge.judges import dtype_name
 from grader.judge.mistakes import Mistake
-from grader.judge.probes import fit_slope, measured_groups, per_size
+from grader.judge.probes import fit_slope, judge_series, measured_groups, per_size, probe_paths
+from grader.judge.verdicts import Verdict
 from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, floor_for, tolerance_for
 from grader.run.channel import RunResults, StepResult
 from grader.run.plan import Plan
@@ -437,12 +438,9 @@ def measured_answers(key: tuple, mistakes: Iterable[Mistake], plan: Plan, check:
     return {m.name: _COSTS.get((*key, m.name), lambda m=m: compute(m)) for m in mistakes}
 
 
-def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,
-                    quantity: str) -> tuple[list[int], list[float]] | None:
-    """``(sizes, values)``: ``quantity`` summed over the measured steps of each swept size of the
-    probe ``check`` (``grader.judge.probes.per_size``, as the probe's judge sums them), or None when a
-    step is missing, raised, or lost the counting trail (``trail_lost``), or a value is not a positive
-    finite number."""
+def _measured(steps: dict[str, StepResult], quantity: str) -> Callable[[object], float | None]:
+    """``quantity`` as measured by one plan step in ``steps``; None when the step is missing, raised or
+    lost the counting trail (``trail_lost``)."""
     def value(step) -> float | None:
         got = steps.get(step.id)
         if got is None or not got.report.get("ok") or got.report.get("exception"):
@@ -450,8 +448,17 @@ def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,
         m = got.report.get("measure") or {}
         return None if m.get("trail_lost") or m.get(quantity) is None else float(m[quantity])
 
+    return value
+
+
+def measured_series(plan: Plan, steps: dict[str, StepResult], check: str,
+                    quantity: str) -> tuple[list[int], list[float]] | None:
+    """``(sizes, values)``: ``quantity`` summed over the measured steps of each swept size of the
+    probe ``check`` (``grader.judge.probes.per_size``, as the probe's judge sums them), or None when a
+    step is missing, raised, or lost the counting trail (``trail_lost``), or a value is not a positive
+    finite number."""
     sizes, groups = measured_groups(plan, check)
-    values = per_size(groups, value)
+    values = per_size(groups, _measured(steps, quantity))
     if not sizes or any(v is None or not (np.isfinite(v) and v > 0) for v in values):
         return None
     return sizes, values
@@ -478,10 +485,37 @@ def same_cost(sizes: list[int], candidate: list[float], mutant: list[float], *,
     return abs(fit_slope(sizes, candidate) - fit_slope(sizes, mutant)) <= slope_tol
 
 
+def same_paths(plan: Plan, check: str, quantity: str, spec, candidate: dict[str, StepResult],
+               mutant: dict[str, StepResult], expected: dict[str, StepResult]) -> bool:
+    """Whether a mutant is wasteful on the same paths as the candidate, on a probe that measures
+    several (``grader.judge.probes.probe_paths``): each path's own series, judged against the
+    reference's as the probe judges it (``judge_series``), passes for both or fails for both. The
+    sum's replay (``same_cost``) says how much; this says where, which a sum can hide: a decode step
+    and a chunk that both re-project the values cost, summed, what a chunk alone that re-projects keys
+    and values costs (kv_cache confuser ``values_reprojected_keys_cached``). Styles may differ in
+    constant factors on a path (an extra L x L mask beside the scores), so a path is compared by its
+    verdict, not its figures. True for a probe of one path."""
+    sizes, groups = measured_groups(plan, check)
+    paths = probe_paths(groups)
+    if len(paths) < 2 or spec is None:
+        return True
+    for path in paths:
+        one = [[s for s in g if s.meta.get("path", "") == path] for g in groups]
+        got, theirs, ref = (per_size(one, _measured(s, quantity)) for s in (candidate, mutant, expected))
+        if any(v is None or not np.isfinite(v) for v in got + theirs + ref) or not all(ref):
+            return False
+        if len({judge_series(spec, sizes, series, ref, quantity).verdict for series in (got, theirs)}) > 1:
+            return False
+    return True
+
+
 def explaining_cost(plan: Plan, check: str, quantity: str, candidate: dict[str, StepResult],
-                    mutants: dict[str, RunResults]) -> list[str]:
+                    mutants: dict[str, RunResults], expected: dict[str, StepResult] | None = None,
+                    spec=None) -> list[str]:
     """Names of the mutants whose measured ``quantity`` series on the probe ``check`` reproduces the
-    candidate's (``same_cost``); none when the candidate's own series is unusable."""
+    candidate's (``same_cost``), and, where the probe measures several paths and ``spec`` (its
+    ``ProbeSpec``) and the reference's steps ``expected`` are given, on each path (``same_paths``);
+    none when the candidate's own series is unusable."""
     got = measured_series(plan, candidate, check, quantity)
     if got is None:
         return []
@@ -489,6 +523,7 @@ def explaining_cost(plan: Plan, check: str, quantity: str, candidate: dict[str, 
     names = []
     for name, run in mutants.items():
         theirs = measured_series(plan, run.steps, check, quantity)
-        if theirs is not None and theirs[0] == sizes and same_cost(sizes, values, theirs[1]):
+        if theirs is not None and theirs[0] == sizes and same_cost(sizes, values, theirs[1]) and (
+                expected is None or same_paths(plan, check, quantity, spec, candidate, run.steps, expected)):
             names.append(name)
     return names

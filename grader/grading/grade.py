@@ -557,7 +557,8 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
         measured = diagnosis.measured_answers((*_cache_key(exercise, seed, device), "cost", check.id, bank),
                                               suspects, plan, check.id, _MEASURE_LOCK,
                                               disk=_mutant_keys(exercise, seed, device))
-        names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured)
+        spec = next((p for p in exercise.probes if p.check == check.id), None)
+        names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured, expected.steps, spec)
         if len(names) == 1 and _cost_contradicted(exercise, plan, seed, device, names[0], step_verdicts,
                                                   results, basis, golden, bank):
             names = []  # the mutant's values are right where the candidate's are wrong: another mistake

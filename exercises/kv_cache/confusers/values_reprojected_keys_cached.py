@@ -1,0 +1,75 @@
+"""Confuser: the keys are cached and only the new tokens' keys are projected, but the values of every
+token seen are projected again at every step from a kept copy of the inputs (v_cache is rebuilt from
+them): the work with W_v grows with T, the work with W_k does not, so "keys and values ... are
+re-projected" would name one projection too many. Values and caches are right; only the decode cost is
+wrong. A sum of the probe's paths hid where the cost was: re-projecting the values in a decode step
+and in a chunk costs, summed, what the bank's chunk_reprojects_history (a chunk re-projecting keys and
+values, a decode step using the cache) costs, and its replay named it until replays compared each path.
+
+Must not name: chunk_reprojects_history, recompute_kv, "keys and values of all T cached tokens"
+May name: "the keys or the values (or both) of all T cached tokens are re-projected"
+"""
+
+import math
+
+import numpy as np
+
+
+class CachedAttention:
+    """Causal multi-head self-attention that remembers past keys and values.
+
+    Attributes:
+        k_cache: None, or ``(B, H, T, d_k)`` keys of the ``T`` tokens seen so far.
+        v_cache: None, or ``(B, H, T, d_k)`` values of those tokens.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.k_cache = None
+        self.v_cache = None
+        self._tokens = None                   # every input seen, kept to re-project the values
+
+    def _split_heads(self, t: np.ndarray) -> np.ndarray:
+        B, L, _ = t.shape
+        return t.reshape(B, L, self.num_heads, self.d_k).transpose(0, 2, 1, 3)   # (B, H, L, d_k)
+
+    def forward(self, x, W_q, W_k, W_v, W_o, use_cache: bool = True) -> np.ndarray:
+        """Attend from the new tokens ``x`` (B, L_new, D) to all tokens so far; returns (B, L_new, D).
+
+        With ``use_cache=False`` the call attends causally over ``x`` alone and leaves the cache as it is.
+        """
+        B, L, D = x.shape
+        if D != self.d_model:
+            raise ValueError(f"x has width {D}, expected d_model={self.d_model}")
+        q = self._split_heads(x @ W_q)                             # (B, H, L, d_k)
+        k = self._split_heads(x @ W_k)                             # (B, H, L, d_k)
+        v = self._split_heads(x @ W_v)                             # (B, H, L, d_k)
+        if use_cache:
+            if self.k_cache is not None:
+                k = np.concatenate([self.k_cache, k], axis=2)      # (B, H, T + L, d_k): cached keys
+                seq = np.concatenate([self._tokens, x], axis=1)    # (B, T + L, D)
+                v = self._split_heads(seq @ W_v)                   # every value re-projected: O(T * D^2)
+            else:
+                seq = x
+            self._tokens, self.k_cache, self.v_cache = seq, k, v
+        S = k.shape[2]                                             # keys visible: T + L
+        T = S - L                                                  # tokens cached before this call
+        att = q @ k.transpose(0, 1, 3, 2) / math.sqrt(self.d_k)    # (B, H, L, S)
+        allowed = np.arange(S)[None, :] <= np.arange(L)[:, None] + T   # (L, S) bottom-right causal
+        att = np.where(allowed, att, -np.inf)
+        att = att - att.max(axis=-1, keepdims=True)                # every row keeps its diagonal: finite max
+        att = np.exp(att)
+        att = att / att.sum(axis=-1, keepdims=True)                # (B, H, L, S)
+        y = att @ v                                                # (B, H, L, d_k)
+        y = y.transpose(0, 2, 1, 3).reshape(B, L, D)               # (B, L, D) heads merged
+        return (y @ W_o).astype(x.dtype, copy=False)               # (B, L, D)
+
+    def clear_cache(self) -> None:
+        """Forget every cached token (start a new sequence)."""
+        self.k_cache = None
+        self.v_cache = None
+        self._tokens = None
