@@ -341,3 +341,32 @@ def test_kv_cache_values_reprojected_is_not_a_chunk_that_reprojects_history(trac
     message = failed(card)["decode_complexity"]
     assert message.startswith("Likely mistake: the keys or the values (or both)")
     assert card.checks[[c.id for c in card.checks].index("decode_complexity")].details.get("mistake") is None
+
+
+@pytest.mark.parametrize("exercise_id", ["attention_scores", "mha"])
+def test_a_max_taken_before_the_mask_is_not_called_a_fully_masked_row(exercise_id):
+    """The softmax shifted by a max over the masked scores too is 0/0 on fully masked rows and on rows
+    whose masked scores sit far above the kept ones. On the fully masked rows case alone its NaN lie on
+    fully masked rows, so the hint's evidence must span every call of the function: at seed 1235 the
+    fully masked case of attention_scores calls the other function than the case that shows the rest."""
+    path = confuser(exercise_id, "max_before_mask")
+    for seed in (5, 1234, 1235):
+        card = grade(exercise_id, path, seed=seed)
+        assert_no_wrong_name(card, path)
+        assert not any("all masked" in m for m in failed(card).values()), (seed, failed(card))
+        assert any("NaN" in m for m in failed(card).values())
+
+
+def test_nan_on_fully_masked_rows_alone_is_still_named(tmp_path):
+    """The bank's mistake (NaN only on fully masked rows), written here as a plain softmax without a
+    guard: every call's NaN lie on fully masked rows, so the hint still names it."""
+    src = (ROOT / "exercises/attention_scores/confusers/max_before_mask.py").read_text()
+    src = src.replace("m = np.max(scores, axis=-1, keepdims=True)                      # (..., L_q, 1): masked scores too",
+                      "m = np.max(np.where(allowed, scores, -np.inf) if allowed is not None else scores, axis=-1, keepdims=True)")
+    assert "np.where(allowed, scores, -np.inf)" in src
+    path = tmp_path / "nan_fully_masked_plain.py"
+    path.write_text(src)
+    card = grade("attention_scores", path)
+    assert "fully_masked_rows" in failed(card)
+    assert "all masked" in failed(card)["fully_masked_rows"]
+    assert set(failed(card)) <= {"fully_masked_rows", "hidden_cases"}, failed(card)

@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
+from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
@@ -46,6 +46,15 @@ def _weights(q, k, mask, *, scale=None, invert=False, use_mask=True, axis=-1, sw
         except ValueError:
             return None
     return _softmax(s, axis)
+
+
+def _mask(ctx: JudgeContext) -> np.ndarray | None:
+    """The mask argument of a call of either function (None when it has none)."""
+    wire = ctx.step.wire
+    n = 3 if wire["target"] == "scaled_dot_product_attention" else 2
+    if len(wire["args"]) > n:
+        return np.asarray(ctx.arg(n))
+    return np.asarray(ctx.arg("mask")) if "mask" in wire.get("kwargs", {}) else None
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
@@ -84,7 +93,9 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     if found:
         return None  # several mistakes give this output on this case: it cannot tell them apart
     if np.isnan(got).any():
-        if nan_rows_fully_masked(got, mask):  # evidence: every row holding NaN is fully masked
+        # evidence: every row holding NaN is fully masked, in this case and in every other call
+        if nan_rows_fully_masked(got, mask) and nan_rows_fully_masked_everywhere(
+                ctx, _mask, ("compute_attention_scores", "scaled_dot_product_attention")):
             return ("NaN in the result: a query row whose keys are all masked must give zero weights "
                     "(and a zero output row), not 0/0.")
         return nan_symptom(got)  # an overflow, a mask built as 0 * -inf, ...: no evidence of which

@@ -58,7 +58,7 @@ def _call_args(ctx: JudgeContext) -> dict:
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     """Name the likely mistake behind a wrong grouped-query attention output, or None."""
-    return _MHA.name_mistake(ctx, got, tol, MISTAKES, _call_args(ctx))
+    return _MHA.name_mistake(ctx, got, tol, MISTAKES, _call_args(ctx), _call_args)
 
 
 class _Cases:

@@ -19,7 +19,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_symptom, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, all_of, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
@@ -100,12 +100,15 @@ def _call_args(ctx: JudgeContext) -> dict:
             "W_v": args[6], "W_o": args[7], "mask": args[8] if len(args) > 8 else None}
 
 
-def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, call_args) -> str | None:
+def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, call_args,
+                 args_of=None) -> str | None:
     """The sentence of the one mistake whose float64 replay matches ``got`` (and not the answer), or
     None when none or several do: on a case where two mistakes give the same output (1/sqrt(D) and a
     double 1/sqrt(d_k) when num_heads == d_k) the case cannot tell them apart, so nothing is named."""
     if got.shape != ctx.golden.arrays[ctx.golden.report["output"]["key"]].shape or not np.isfinite(got).all():
-        if nan_rows_fully_masked(got, call_args.get("mask")):  # evidence: NaN only on fully masked rows
+        # evidence: NaN only on fully masked rows, in this case and in every other call
+        if nan_rows_fully_masked(got, call_args.get("mask")) and nan_rows_fully_masked_everywhere(
+                ctx, lambda c: (args_of or _call_args)(c)["mask"]):
             return ("the output contains NaN: a query row whose keys are all masked must give weights 0 "
                     "and output 0 (softmax over only -inf is 0/0).")
         if np.isnan(got).any() and got.ndim == 3:

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, nan_rows_fully_masked, nan_symptom, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import JudgeContext, close, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, dtype_preserved, gradients_close, inputs_unchanged, raises
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 
@@ -127,7 +127,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     or None when none or several do."""
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
     if np.isnan(got).any():
-        if got.shape == golden.shape and nan_rows_fully_masked(got, _call(ctx)["mask"]):
+        if got.shape == golden.shape and nan_rows_fully_masked(got, _call(ctx)["mask"]) and \
+                nan_rows_fully_masked_everywhere(ctx, lambda c: _call(c)["mask"]):
             # evidence: every row holding NaN is a fully masked query row
             return ("the output contains NaN: a query row whose keys are all masked must give attention "
                     "weights 0 (its attention output is 0, so that row of h is x).")

@@ -216,6 +216,51 @@ def nan_rows_fully_masked(got: np.ndarray, mask: np.ndarray | None) -> bool:
     return bool(not (nan_rows & ~empty).any())
 
 
+def _output_arrays(result: StepResult) -> list[np.ndarray]:
+    """The arrays a step returned: its output, or each array item of a returned tuple."""
+    desc = result.report.get("output") or {}
+    descs = desc.get("items", []) if desc.get("kind") == "tuple" else [desc]
+    return [result.arrays[d["key"]] for d in descs
+            if d and d.get("kind") == "array" and d.get("key") in result.arrays]
+
+
+def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["JudgeContext"], Any],
+                                     targets: Sequence[str] | None = None) -> bool:
+    """Evidence for "a fully masked query row gave NaN" over the whole run, not one case: in every call
+    of the judged function (``wire["target"]``) whose floating output holds NaN, every row holding it
+    is fully masked (``nan_rows_fully_masked``, with that call's mask, ``mask_of(its context)``). A
+    softmax shifted by a max taken before the mask is 0/0 on fully masked rows and also on rows whose
+    masked scores sit far above their kept ones: on a case of fully masked rows alone it looks like
+    the first cause, which would not fix it (attention_scores confuser ``max_before_mask``).
+
+    Args:
+        ctx: the judged case.
+        mask_of: the mask argument of a call (None when it has none), read from its ``JudgeContext``.
+        targets: the functions whose calls count (default: the judged case's own), where several
+            share the softmax (attention_scores' weights and its attention output).
+    """
+    targets = tuple(targets or (ctx.step.wire.get("target"),))
+    for step in ctx.plan.steps:
+        if step.id == ctx.step.id or step.wire.get("target") not in targets or step.wire.get("op") != ctx.step.wire.get("op"):
+            continue
+        got = ctx.candidate_steps.get(step.id)
+        if got is None or not got.report.get("ok"):
+            continue
+        nan = [a for a in _output_arrays(got) if a.dtype.kind in "fc" and a.ndim >= 2 and np.isnan(a).any()]
+        if not nan:
+            continue
+        sub = JudgeContext(step=step, plan=ctx.plan, got=got, expected=ctx.expected_steps.get(step.id),
+                           golden=ctx.golden_steps.get(step.id), candidate_steps=ctx.candidate_steps,
+                           expected_steps=ctx.expected_steps, golden_steps=ctx.golden_steps)
+        try:
+            mask = mask_of(sub)
+        except (IndexError, KeyError, TypeError, ValueError):
+            return False  # a call this reader cannot follow: no evidence either way, so none of the cause
+        if not all(nan_rows_fully_masked(a, mask) for a in nan):
+            return False
+    return True
+
+
 def nan_symptom(got: np.ndarray) -> Symptom:
     """The symptom of NaN in an output ``(..., rows, width)``: how many rows hold NaN and the first one."""
     rows = np.isnan(got).any(axis=-1)
