@@ -370,3 +370,14 @@ def test_nan_on_fully_masked_rows_alone_is_still_named(tmp_path):
     assert "fully_masked_rows" in failed(card)
     assert "all masked" in failed(card)["fully_masked_rows"]
     assert set(failed(card)) <= {"fully_masked_rows", "hidden_cases"}, failed(card)
+
+
+def test_flash_block_max_before_the_causal_mask_is_not_called_a_row_that_sees_no_key():
+    """A block max taken before the causal mask, division unguarded: NaN on the rows that see no key
+    (L_q > L_k) and, where masked scores sit far above kept ones (large_scores), on rows that see keys.
+    On the causal case alone the NaN lie on rows that see no key, and that case was told so."""
+    path = confuser("flash_attention", "block_max_before_causal_mask")
+    card = grade("flash_attention", path)
+    assert_no_wrong_name(card, path)
+    assert {"causal_bottom_right", "large_scores"} <= set(failed(card))
+    assert not any("see no key" in m or "sees no key" in m for m in failed(card).values())

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import JudgeContext, close, nan_confined_in_every_call, dtype_preserved, gradients_close, inputs_unchanged, raises
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -112,6 +112,12 @@ def _sees_a_key(call: dict) -> np.ndarray:
     return (rows + (L_k - L_q) >= 0) if call["causal"] else np.full(L_q, L_k > 0)
 
 
+def _nan_on_empty_rows(ctx: JudgeContext, got: np.ndarray) -> bool:
+    """Whether ``got`` (B, H, L_q, d) has NaN and every row holding it sees no key."""
+    nan_rows = np.isnan(got).any(axis=-1)                                           # (B, H, L_q)
+    return bool(nan_rows.any() and not (nan_rows & _sees_a_key(_call(ctx))).any())
+
+
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not),
     or None when none or several do."""
@@ -121,8 +127,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         # NaN is named as the empty-row mistake only where every NaN lies on a row that sees no key
         # (causal with L_q > L_k); NaN on rows that do see keys comes from elsewhere (e.g. exp of
         # unshifted scores overflowing to inf, then inf / inf), so nothing is named.
-        nan_rows = np.isnan(got).any(axis=-1)                                       # (B, H, L_q)
-        return (NAN_EMPTY_ROWS if nan_rows.any() and not (nan_rows & _sees_a_key(call)).any() else None)
+        # The same must hold in every other call that gave NaN (``nan_confined_in_every_call``).
+        return NAN_EMPTY_ROWS if _nan_on_empty_rows(ctx, got) and nan_confined_in_every_call(ctx, _nan_on_empty_rows) else None
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
     loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)

@@ -21,7 +21,7 @@ import math
 
 import numpy as np
 
-from grader.judge.judges import (GraderBug, JudgeContext, Outcome, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (GraderBug, JudgeContext, Outcome, close, nan_confined_in_every_call, dtype_preserved, gradients_close,
                                  inputs_unchanged, raises)
 from grader.run.plan import Plan, PlanBuilder
 
@@ -79,14 +79,19 @@ NAN_EMPTY_ROWS = ("the output contains NaN on rows that see no key (every key of
                   "division by a zero sum.")
 
 
+def _nan_on_empty_rows(ctx: JudgeContext, got: np.ndarray) -> bool:
+    """Whether ``got`` (B, H, L_q, d) has NaN and every row holding it sees no key."""
+    sees = np.broadcast_to(_keep(_call(ctx)).any(axis=-1), got.shape[:-1])     # (B, H, L_q)
+    nan_rows = np.isnan(got).any(axis=-1)
+    return bool(nan_rows.any() and not (nan_rows & sees).any())
+
+
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol) -> str | None:
-    """Name NaN confined to rows that see no key; None otherwise (the bank names the rest by replay)."""
+    """Name NaN confined to rows that see no key, in this call and every other that gave NaN
+    (``nan_confined_in_every_call``); None otherwise (the bank names the rest by replay)."""
     if not np.isnan(got).any():
         return None
-    call = _call(ctx)
-    sees = np.broadcast_to(_keep(call).any(axis=-1), got.shape[:-1])           # (B, H, L_q)
-    nan_rows = np.isnan(got).any(axis=-1)
-    return NAN_EMPTY_ROWS if nan_rows.any() and not (nan_rows & sees).any() else None
+    return NAN_EMPTY_ROWS if _nan_on_empty_rows(ctx, got) and nan_confined_in_every_call(ctx, _nan_on_empty_rows) else None
 
 
 def full_window_judge():

@@ -224,20 +224,22 @@ def _output_arrays(result: StepResult) -> list[np.ndarray]:
             if d and d.get("kind") == "array" and d.get("key") in result.arrays]
 
 
-def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["JudgeContext"], Any],
-                                     targets: Sequence[str] | None = None) -> bool:
-    """Evidence for "a fully masked query row gave NaN" over the whole run, not one case: in every call
-    of the judged function (``wire["target"]``) whose floating output holds NaN, every row holding it
-    is fully masked (``nan_rows_fully_masked``, with that call's mask, ``mask_of(its context)``). A
-    softmax shifted by a max taken before the mask is 0/0 on fully masked rows and also on rows whose
-    masked scores sit far above their kept ones: on a case of fully masked rows alone it looks like
-    the first cause, which would not fix it (attention_scores confuser ``max_before_mask``).
+def nan_confined_in_every_call(ctx: "JudgeContext", confined: Callable[["JudgeContext", np.ndarray], bool],
+                               targets: Sequence[str] | None = None) -> bool:
+    """Evidence that spans the run, not one case: in every other call of the judged function
+    (``wire["target"]``, or one of ``targets``) whose floating output holds NaN,
+    ``confined(its context, that output)`` holds (the NaN lie where the named cause puts them). A cause
+    named from one case can be a part of another: a softmax shifted by a max taken before the mask is
+    0/0 on fully masked rows and also on rows whose masked scores sit far above their kept ones, so
+    on a case of fully masked rows alone it looks like the first cause, whose fix would not fix it
+    (attention_scores confuser ``max_before_mask``).
 
     Args:
         ctx: the judged case.
-        mask_of: the mask argument of a call (None when it has none), read from its ``JudgeContext``.
+        confined: whether a call's NaN lie where the cause puts them; an argument it cannot read
+            (``IndexError``, ``KeyError``, ``TypeError``, ``ValueError``) counts as no evidence.
         targets: the functions whose calls count (default: the judged case's own), where several
-            share the softmax (attention_scores' weights and its attention output).
+            share the computation (attention_scores' weights and its attention output).
     """
     targets = tuple(targets or (ctx.step.wire.get("target"),))
     for step in ctx.plan.steps:
@@ -253,12 +255,18 @@ def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["Ju
                            golden=ctx.golden_steps.get(step.id), candidate_steps=ctx.candidate_steps,
                            expected_steps=ctx.expected_steps, golden_steps=ctx.golden_steps)
         try:
-            mask = mask_of(sub)
+            if not all(confined(sub, a) for a in nan):
+                return False
         except (IndexError, KeyError, TypeError, ValueError):
-            return False  # a call this reader cannot follow: no evidence either way, so none of the cause
-        if not all(nan_rows_fully_masked(a, mask) for a in nan):
-            return False
+            return False  # a call this reader cannot follow: no evidence, so no cause
     return True
+
+
+def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["JudgeContext"], Any],
+                                     targets: Sequence[str] | None = None) -> bool:
+    """``nan_rows_fully_masked`` in every call of the function whose output holds NaN
+    (``nan_confined_in_every_call``), each with its own mask, ``mask_of(its context)`` (None: none)."""
+    return nan_confined_in_every_call(ctx, lambda sub, arr: nan_rows_fully_masked(arr, mask_of(sub)), targets)
 
 
 def nan_symptom(got: np.ndarray) -> Symptom:
