@@ -381,3 +381,36 @@ def test_flash_block_max_before_the_causal_mask_is_not_called_a_row_that_sees_no
     assert_no_wrong_name(card, path)
     assert {"causal_bottom_right", "large_scores"} <= set(failed(card))
     assert not any("see no key" in m or "sees no key" in m for m in failed(card).values())
+
+
+# -- rope ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_rope_a_fixed_base_is_not_called_base_to_the_minus_i_over_d(track):
+    """A fixed base of 100 with the right exponent equals base^(-i/d) at the default base 10000 and
+    neither that nor the answer at base=500: the bank replay and the hand-written diagnosis both saw
+    only the default-base cases and named freq_over_d on every check but ``base``."""
+    path = confuser("rope", "base_fixed_at_100", track)
+    card = grade("rope", path, track)
+    assert_no_wrong_name(card, path)
+    assert {"values", "base"} <= set(failed(card))
+    assert not any("base^(-i/d)" in m for m in failed(card).values())
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_rope_freq_over_d_is_still_named(track, tmp_path):
+    """The mistake the confuser imitates, in a file of its own (the exponent -i/d at every base), is
+    still named on the checks it fails."""
+    ex = get_exercise("rope", track=track)
+    source = confuser("rope", "base_fixed_at_100", track).read_text()
+    if track == "numpy":
+        source = source.replace("inv[i] = 100.0 ** (-2.0 * i / d)", "inv[i] = float(base) ** (-1.0 * i / d)")
+    else:
+        source = source.replace("torch.pow(torch.tensor(100.0, dtype=work), -torch.arange(0, d, 2, dtype=work) / d)",
+                                "torch.pow(torch.tensor(float(base), dtype=work), -torch.arange(0, d // 2, dtype=work) / d)")
+    assert source != confuser("rope", "base_fixed_at_100", track).read_text()
+    path = tmp_path / "freq_over_d.py"
+    path.write_text(source)
+    card = grade("rope", path, track)
+    assert {"values", "base"} <= set(failed(card)), ex.id
+    assert all("base^(-i/d)" in m for m in failed(card).values() if "not close" in m), failed(card)

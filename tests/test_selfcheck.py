@@ -100,20 +100,22 @@ def test_a_confuser_row_fails_on_any_name_its_docstring_does_not_allow(tmp_path)
 
 def test_selfcheck_reports_precision_on_confusers_and_fails_on_a_wrong_name(tmp_path, monkeypatch):
     """`grade selfcheck` grades the confusers folder, prints precision on confusers apart from the
-    mutants', and exits 1 when a confuser gets a wrong name (here the kv_cache confuser whose decode
-    tokens are appended twice, with a docstring that forbids the name the bank's replay gives it)."""
+    mutants', and exits 1 when a confuser gets a wrong name (here the softmax confuser that computes a
+    float64 input in float32, with a docstring that forbids the name the bank's replay gives it)."""
     from click.testing import CliRunner  # noqa: PLC0415
 
     import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
     from grader.cli import main  # noqa: PLC0415
     from grader.grading.exercise import Exercise  # noqa: PLC0415
 
-    source = (get_exercise("kv_cache").confusers_dir / "decode_tokens_appended_twice.py").read_text()
+    source = (get_exercise("softmax").confusers_dir / "stable_in_float32.py").read_text()
     folder = tmp_path / "confusers"
     folder.mkdir()
-    (folder / "twice.py").write_text(source)  # its name is allowed: graded as intended
-    (folder / "twice_forbidden.py").write_text(source.replace("May name: cache_appended_twice", "May name: nothing_else")
-                                                .replace("Must not name: ", "Must not name: cache_appended_twice, "))
+    (folder / "float32.py").write_text(source)  # its name is allowed: graded as intended
+    forbidden = source.replace("May name: computed_in_float32", "May name: nothing_else") \
+        .replace("Must not name: ", "Must not name: computed_in_float32, ")
+    assert forbidden != source
+    (folder / "float32_forbidden.py").write_text(forbidden)
     monkeypatch.setattr(Exercise, "confusers_dir", property(lambda self: folder))
     everything = selfcheck.selfcheck_files
 
@@ -123,15 +125,15 @@ def test_selfcheck_reports_precision_on_confusers_and_fails_on_a_wrong_name(tmp_
             + [f for f in files if f[1] == "confuser"]
 
     monkeypatch.setattr(selfcheck, "selfcheck_files", few)
-    argv = ["selfcheck", "kv_cache", "--track", "numpy", "--seed", "1"]
+    argv = ["selfcheck", "softmax", "--track", "numpy", "--seed", "1"]
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 1, result.output
     assert "precision on confusers: 50% (1 of 2 confusers" in " ".join(result.output.split())
-    rows = selfcheck.run_selfcheck([get_exercise("kv_cache")], seed=1)
+    rows = selfcheck.run_selfcheck([get_exercise("softmax")], seed=1)
     by_file = {Path(r.file).name: r for r in rows if r.kind == "confuser"}
-    assert by_file["twice.py"].ok and not by_file["twice_forbidden.py"].ok
-    assert by_file["twice_forbidden.py"].wrong_names == ["cache_appended_twice"]
-    (folder / "twice_forbidden.py").unlink()
+    assert by_file["float32.py"].ok and not by_file["float32_forbidden.py"].ok
+    assert by_file["float32_forbidden.py"].wrong_names == ["computed_in_float32"]
+    (folder / "float32_forbidden.py").unlink()
     result = CliRunner().invoke(main, argv)
     assert result.exit_code == 0, result.output
     assert "precision on confusers: 100% (1 of 1 confusers" in " ".join(result.output.split())

@@ -16,7 +16,8 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, nan_confined_in_every_call, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 nan_confined_in_every_call, raises, right_or_variant_in_every_call)
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -119,7 +120,8 @@ def _nan_on_empty_rows(ctx: JudgeContext, got: np.ndarray) -> bool:
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not),
+    """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not)
+    while every other call of the run is right or that mistake's (``right_or_variant_in_every_call``),
     or None when none or several do."""
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
     call = _call(ctx)
@@ -137,7 +139,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         if mistake == "causal_block_short" and not call["causal"]:
             continue
         alt = tiled64(**call, mistake=mistake)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, mistake=mistake: tiled64(**_call(sub), mistake=mistake)):
             found.append(sentence)
     return found[0] if len(found) == 1 else None
 

@@ -19,8 +19,9 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, all_of, close, dtype_preserved, gradients_close,
-                           inputs_unchanged, raises)
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, raises,
+                                 right_or_variant_in_every_call)
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
@@ -104,7 +105,9 @@ def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, c
                  args_of=None) -> str | None:
     """The sentence of the one mistake whose float64 replay matches ``got`` (and not the answer), or
     None when none or several do: on a case where two mistakes give the same output (1/sqrt(D) and a
-    double 1/sqrt(d_k) when num_heads == d_k) the case cannot tell them apart, so nothing is named."""
+    double 1/sqrt(d_k) when num_heads == d_k) the case cannot tell them apart, so nothing is named.
+    Every other call of the run must be right or that mistake's too (``right_or_variant_in_every_call``;
+    ``args_of``: another call's arguments, default ``_call_args``)."""
     if got.shape != ctx.golden.arrays[ctx.golden.report["output"]["key"]].shape or not np.isfinite(got).all():
         # evidence: NaN only on fully masked rows, in this case and in every other call
         if nan_rows_fully_masked(got, call_args.get("mask")) and nan_rows_fully_masked_everywhere(
@@ -119,7 +122,8 @@ def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, c
     found = []
     for switches, sentence in mistakes:
         alt = attention64(**call_args, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, switches=switches: attention64(**(args_of or _call_args)(sub), **switches)):
             found.append(sentence)
     return found[0] if len(found) == 1 else None
 

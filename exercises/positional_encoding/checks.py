@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, raises
+from grader.judge.judges import JudgeContext, close, dtype_preserved, raises, right_or_variant_in_every_call
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -95,7 +95,8 @@ def _float32_angles(got: np.ndarray, seq_len: int, d_model: int, offset: int) ->
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the mistake behind a wrong encoding when exactly one known mistake reproduces it, or None."""
+    """Name the mistake behind a wrong encoding when exactly one known mistake reproduces it and every
+    other call of the run is right or that mistake's (``right_or_variant_in_every_call``), or None."""
     seq_len, d_model, offset = _call(ctx)
     golden = encoding64(seq_len, d_model, offset)
     if got.shape != golden.shape or not np.isfinite(got).all():
@@ -104,7 +105,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     named = []
     for switches, sentence in MISTAKES:
         alt = encoding64(seq_len, d_model, offset, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, switches=switches: encoding64(*_call(sub), **switches)):
             named.append(sentence)
     if _float32_angles(got, seq_len, d_model, offset):
         top = offset + seq_len - 1

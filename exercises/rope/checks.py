@@ -20,7 +20,8 @@ import numpy as np
 
 from grader.judge.compare import close_enough, compare_arrays
 from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, failure_from_exception,
-                                 gradients_close, inputs_unchanged, output_array, raises)
+                                 gradients_close, inputs_unchanged, output_array, raises,
+                                 right_or_variant_in_every_call)
 from grader.judge.tolerance import Tolerance
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
@@ -110,7 +111,9 @@ def _call(ctx: JudgeContext) -> tuple[np.ndarray, list[int], float]:
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the mistake behind a wrong rotation when exactly one known mistake reproduces it, or None."""
+    """Name the mistake behind a wrong rotation when exactly one known mistake reproduces it, in this
+    call and every other call of the run is right or that mistake's (``right_or_variant_in_every_call``:
+    a fixed base of 100 is base^(-i/d) at the default base only), or None."""
     x, positions, base = _call(ctx)
     golden = rope64(x, positions, base)
     if got.shape != golden.shape or not np.isfinite(got).all():
@@ -119,7 +122,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     named = []
     for switches, sentence in MISTAKES:
         alt = rope64(x, positions, base, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, switches=switches: rope64(*_call(sub), **switches)):
             named.append(sentence)
     if tol.dtype == "float64" and _float32_table(x, positions, base, got):
         named.append(FLOAT32_TABLE)

@@ -17,7 +17,9 @@ from pathlib import Path
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, dtype_preserved, gradients_close, inputs_unchanged, raises
+from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, raises,
+                                 right_or_variant_in_every_call)
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 
@@ -123,7 +125,8 @@ def _call(ctx: JudgeContext) -> dict:
 
 
 def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not),
+    """Name the one known mistake whose float64 replay matches ``got`` (and the right answer does not)
+    while every other call of the run is right or that mistake's (``right_or_variant_in_every_call``),
     or None when none or several do."""
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
     if np.isnan(got).any():
@@ -142,7 +145,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         if "polarity" in switches and call["mask"] is None:
             continue
         alt = block64(**call, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose):
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, switches=switches: block64(**_call(sub), **switches)):
             found.append(sentence)
     return found[0] if len(found) == 1 else None
 

@@ -250,6 +250,35 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
     return True
 
 
+def _shares_a_wrong_value(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult) -> bool:
+    """Whether ``a`` (the candidate's) equals ``b`` (a mutant's) on at least one element where ``b`` is
+    clearly wrong, each within ten times the case's tolerance: the mutant's mistake explains some of
+    the candidate's wrong values on this case, even where something else (a -1e30 fill instead of
+    -inf, under a softmax over the query axis) changes the rest. No evidence either way, so True, where
+    ``b`` is wrong by less than ten times the tolerance everywhere (two programs with one mistake
+    round differently: early division on large scores is off by 8e-5 in six of 192 entries) or only
+    where either is NaN or infinite (a degenerate result that programs repair differently: 0/0
+    guarded to 0, or left NaN)."""
+    la, lb, le, lg = _descs(a), _descs(b), _descs(expected), _descs(golden)
+    evidence = False
+    for where, da in la.items():
+        db, dg = lb.get(where), lg.get(where)
+        if not db or not dg or "array" != da.get("kind") or "array" != db.get("kind") or "array" != dg.get("kind"):
+            continue
+        xa, xb, xg = a.arrays.get(da["key"]), b.arrays.get(db["key"]), golden.arrays.get(dg["key"])
+        if xa is None or xb is None or xg is None or not xa.shape == xb.shape == xg.shape:
+            continue
+        tol = _tolerance(where, le, lg, expected, golden, da)
+        xa, xb, xg = (x.astype(np.float64) for x in (xa, xb, xg))
+        with np.errstate(invalid="ignore", over="ignore"):
+            wrong = ~(np.abs(xb - xg) <= 10 * (tol.atol + tol.rtol * np.abs(xg))) & np.isfinite(xb) & np.isfinite(xa)
+            same = np.abs(xa - xb) <= 10 * (tol.atol + tol.rtol * np.abs(xb))
+        if np.any(wrong & same):
+            return True
+        evidence = evidence or bool(wrong.any())
+    return not evidence
+
+
 def _raised(result: StepResult) -> str | None:
     """The exception type a step raised, or None when it returned."""
     if result.report.get("ok") and not result.report.get("exception"):
@@ -349,7 +378,8 @@ def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
 
 def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, StepResult],
                  mutants: dict[str, RunResults], expected: dict[str, StepResult],
-                 golden: dict[str, StepResult], passed_anywhere: list[str] = ()) -> bool:
+                 golden: dict[str, StepResult], passed_anywhere: list[str] = (),
+                 error_ratio: float | None = None) -> bool:
     """Whether mutant ``name`` gets right a case the candidate got wrong in its values (``failed_anywhere``:
     the failed or errored value steps of every check): the mutant passes it, and the candidate's
     result is not the mutant's (values only; a wrong dtype or an input modified in place is another
@@ -362,7 +392,13 @@ def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, Ste
     reference does not: a -1e9 fill gives an all -inf slice the same uniform weights as an exponent
     clamped at -80, but it also raises on float16, which the clamped solution passed. (A mutant whose
     values merely differ there may still be the candidate's mistake, written where a helper the
-    candidate did not reuse carries it further.)"""
+    candidate did not reuse carries it further.)
+
+    And where both are wrong on a case and the candidate shares none of the mutant's wrong values
+    there (``_shares_a_wrong_value``): a fixed base of 100 gives, at the default base 10000, exactly
+    rope's base^(-i/d), and with base=500 neither the answer nor that mutant's on any element.
+    ``error_ratio``: the mutant's, as for ``explaining`` (a mistake defined only up to rounding at a
+    lower precision is the candidate's within that ratio)."""
     run = mutants[name]
     for s in passed_anywhere:
         m = run.steps.get(s)
@@ -371,9 +407,15 @@ def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, Ste
             return True
     for s in failed_anywhere:
         m = run.steps.get(s)
-        if not passes(m, expected[s], golden[s]):
-            continue
         c = candidate.get(s)
+        if not passes(m, expected[s], golden[s]):
+            # both wrong here: the mutant must be wrong the candidate's way, at least in part
+            if (expected[s].report.get("ok") and not expected[s].report.get("exception")
+                    and c is not None and m is not None and _raised(c) is None and _raised(m) is None
+                    and not _arrays_match(c, m, expected[s], golden[s], strict=False, error_ratio=error_ratio)
+                    and not _shares_a_wrong_value(c, m, expected[s], golden[s])):
+                return True
+            continue
         ok = c is not None and bool(c.report.get("ok")) and not c.report.get("exception")
         if not expected[s].report.get("ok") or expected[s].report.get("exception"):
             if _raised(c) != _raised(m):

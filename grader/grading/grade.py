@@ -590,8 +590,9 @@ def _cost_contradicted(exercise: Exercise, plan: Plan, seed: int, device: str, n
         return False  # the values are right everywhere: the measurement alone is the evidence
     mutants = diagnosis.mutant_answers((*_cache_key(exercise, seed, device), "mistakes", bank),
                                        exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
+    ratio = next((m.error_ratio for m in exercise.mistakes if m.name == name), None)
     return diagnosis.contradicted(name, failed_anywhere, results.steps, mutants, expected.steps, golden.steps,
-                                  passed_anywhere)
+                                  passed_anywhere, ratio)
 
 
 def _value_cases(plan: Plan, step_verdicts: dict[str, list[tuple[str, Verdict]]]) -> tuple[list[str], list[str]]:
@@ -683,7 +684,8 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
             names = diagnosis.narrowed(names, passed_anywhere, all_judged, results.steps, mutants,
                                        (strict or expected).steps, golden.steps, ratios) or names
         if len(names) == 1 and diagnosis.contradicted(names[0], failed_anywhere, results.steps, mutants,
-                                                      expected.steps, golden.steps, passed_anywhere):
+                                                      expected.steps, golden.steps, passed_anywhere,
+                                                      ratios.get(names[0])):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))

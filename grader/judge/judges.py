@@ -13,9 +13,9 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from grader.run.channel import StepResult
-from grader.judge.compare import compare_arrays, shape_message
+from grader.judge.compare import close_enough, compare_arrays, shape_message
 from grader.run.plan import Plan, Step
-from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, tolerance_for
+from grader.judge.tolerance import DEFAULT_FACTOR, Tolerance, floor_for, tolerance_for
 from grader.judge.verdicts import Verdict
 
 
@@ -224,42 +224,95 @@ def _output_arrays(result: StepResult) -> list[np.ndarray]:
             if d and d.get("kind") == "array" and d.get("key") in result.arrays]
 
 
-def nan_confined_in_every_call(ctx: "JudgeContext", confined: Callable[["JudgeContext", np.ndarray], bool],
-                               targets: Sequence[str] | None = None) -> bool:
-    """Evidence that spans the run, not one case: in every other call of the judged function
-    (``wire["target"]``, or one of ``targets``) whose floating output holds NaN,
-    ``confined(its context, that output)`` holds (the NaN lie where the named cause puts them). A cause
-    named from one case can be a part of another: a softmax shifted by a max taken before the mask is
-    0/0 on fully masked rows and also on rows whose masked scores sit far above their kept ones, so
-    on a case of fully masked rows alone it looks like the first cause, whose fix would not fix it
-    (attention_scores confuser ``max_before_mask``).
+def holds_in_every_call(ctx: "JudgeContext", holds: Callable[["JudgeContext", np.ndarray], bool],
+                        targets: Sequence[str] | None = None,
+                        which: Callable[[np.ndarray], bool] = lambda arr: arr.dtype.kind in "fc") -> bool:
+    """Evidence that spans the run, not one case: ``holds(its context, output)`` for every floating
+    output (``which``) of every other call of the judged function (``wire["target"]``, or one of
+    ``targets``) that ran. A cause named from one case can be a part of another: a softmax shifted by
+    a max taken before the mask is 0/0 on fully masked rows and also on rows whose masked scores sit
+    far above their kept ones (attention_scores confuser ``max_before_mask``); a fixed base of 100 has,
+    at the default base, the frequencies of base^(-i/d) (rope confuser ``base_fixed_at_100``).
 
     Args:
         ctx: the judged case.
-        confined: whether a call's NaN lie where the cause puts them; an argument it cannot read
-            (``IndexError``, ``KeyError``, ``TypeError``, ``ValueError``) counts as no evidence.
+        holds: what must hold of each other call; an argument it cannot read (``IndexError``,
+            ``KeyError``, ``TypeError``, ``ValueError``) counts as no evidence (False).
         targets: the functions whose calls count (default: the judged case's own), where several
             share the computation (attention_scores' weights and its attention output).
+        which: the output arrays to test (default: every floating one).
     """
     targets = tuple(targets or (ctx.step.wire.get("target"),))
     for step in ctx.plan.steps:
         if step.id == ctx.step.id or step.wire.get("target") not in targets or step.wire.get("op") != ctx.step.wire.get("op"):
             continue
         got = ctx.candidate_steps.get(step.id)
-        if got is None or not got.report.get("ok"):
+        if got is None or not got.report.get("ok") or got.report.get("exception"):
             continue
-        nan = [a for a in _output_arrays(got) if a.dtype.kind in "fc" and a.ndim >= 2 and np.isnan(a).any()]
-        if not nan:
+        arrays = [a for a in _output_arrays(got) if which(a)]
+        if not arrays:
             continue
         sub = JudgeContext(step=step, plan=ctx.plan, got=got, expected=ctx.expected_steps.get(step.id),
                            golden=ctx.golden_steps.get(step.id), candidate_steps=ctx.candidate_steps,
                            expected_steps=ctx.expected_steps, golden_steps=ctx.golden_steps)
         try:
-            if not all(confined(sub, a) for a in nan):
+            if not all(holds(sub, a) for a in arrays):
                 return False
         except (IndexError, KeyError, TypeError, ValueError):
             return False  # a call this reader cannot follow: no evidence, so no cause
     return True
+
+
+def nan_confined_in_every_call(ctx: "JudgeContext", confined: Callable[["JudgeContext", np.ndarray], bool],
+                               targets: Sequence[str] | None = None) -> bool:
+    """``holds_in_every_call`` for the outputs that hold NaN: in every other call that gave NaN,
+    ``confined(its context, that output)`` (the NaN lie where the named cause puts them)."""
+    return holds_in_every_call(ctx, confined, targets,
+                               which=lambda a: a.dtype.kind in "fc" and a.ndim >= 2 and bool(np.isnan(a).any()))
+
+
+def right_or_variant_in_every_call(ctx: "JudgeContext",
+                                   variant: Callable[["JudgeContext"], np.ndarray | None],
+                                   targets: Sequence[str] | None = None) -> bool:
+    """``holds_in_every_call`` for a hint that replays one mistake: every other call's output (a single
+    array) is right or is that mistake's, ``variant(its context)`` (the float64 replay on that call's
+    arguments), each within the case's tolerance, ten times the floor of the output's dtype and 1e-4,
+    whichever is widest (or, for the mistake, ten times closer to it than it lies to the answer). One mistake
+    explains the run; a cause that only coincides with it on some calls does not (a fixed base of 100
+    is rope's base^(-i/d) at the default base 10000, neither at base=500). An output that is not one
+    array, not finite, or of another shape counts as no evidence.
+
+    Args:
+        ctx: the judged case.
+        variant: the named mistake's output on another call, or None where it cannot be replayed.
+        targets: as for ``holds_in_every_call``.
+    """
+    def holds(sub: "JudgeContext", out: np.ndarray) -> bool:
+        desc = output_descriptor(sub.got)
+        golden = output_array(sub.golden) if sub.golden is not None else None
+        if desc is None or desc.get("kind") != "array" or golden is None or out.shape != golden.shape:
+            return False
+        rtol, atol = floor_for(dtype_name(desc))
+        loose = Tolerance(rtol=max(10 * rtol, 1e-4), atol=max(10 * atol, 1e-4), dtype="float64")
+        exp_desc = output_descriptor(sub.expected) if sub.expected is not None else None
+        if exp_desc is not None and exp_desc.get("kind") == "array":
+            case = _output_tolerance(sub, (), exp_desc, golden, DEFAULT_FACTOR)  # the case's own, wider in half precision
+            loose = Tolerance(rtol=max(loose.rtol, case.rtol), atol=max(loose.atol, case.atol), dtype="float64")
+        if close_enough(out, golden, loose):
+            return True
+        alt = variant(sub)
+        if alt is None or alt.shape != out.shape:
+            return False
+        if close_enough(out, alt, loose):
+            return True
+        # a coarse dtype amplifies a mistake's rounding (float16 scores left unscaled): the call is
+        # that mistake's when it lies ten times closer to it than the mistake lies to the answer
+        with np.errstate(invalid="ignore", over="ignore"):
+            off = float(np.max(np.abs(out.astype(np.float64) - alt), initial=0.0))
+            wrong = float(np.max(np.abs(alt - golden.astype(np.float64)), initial=0.0))
+        return bool(np.isfinite(off)) and off <= 0.1 * wrong
+
+    return holds_in_every_call(ctx, holds, targets)
 
 
 def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["JudgeContext"], Any],
