@@ -150,6 +150,38 @@ def test_op_audit_sees_kernel_reached_by_built_string_and_returns_gradients(tmp_
     np.testing.assert_allclose(arrays["s/grad/x"], xt.grad.numpy(), rtol=1e-12, atol=1e-12)
 
 
+def test_op_audit_sees_forbidden_kernels_in_a_measured_step(tmp_path):
+    """On a measured step the counting mode records the ops for the audit itself (one dispatch layer,
+    not two): a forbidden kernel called inside a probe's measured call is still reported, with the
+    same FLOPs counted as without the audit, and the backward (outside the meter) is still audited."""
+    src = tmp_path / "sneaky.py"
+    src.write_text("import torch\n"
+                   "def f(x):\n"
+                   "    y = x * 2.0\n"
+                   "    return torch.nn.functional.scaled_dot_product_attention(y, y, y)\n")
+    module = load_submission(str(src), "sneaky_measured_sample")
+    x = np.arange(24, dtype=np.float64).reshape(1, 2, 3, 4) / 10
+
+    def run(audit: bool, backward: bool):
+        step = {"id": "s", "op": "call", "target": "f", "kwargs": {},
+                "args": [{"tensor": "x", "dtype": "float64", "requires_grad": backward, "label": "x"}],
+                "measure": {"quantities": ["flops", "peak_bytes"]}}
+        if backward:
+            step["backward"] = {"grad_output": "g", "wrt": ["x"]}
+        plan = {"audit_ops": audit, "forbidden_ops": ["aten._scaled_dot_product_*"], "steps": [step]}
+        report, _ = PlanExecutor(plan, {"x": x, "g": np.ones_like(x)}, module).run_step(step)
+        assert report["ok"], report["exception"]
+        return report
+
+    audited, plain = run(True, False), run(False, False)
+    assert any(op.startswith("aten._scaled_dot_product") for op in audited["forbidden_ops"])
+    assert "aten.mul" in audited["ops_seen"]
+    assert audited["measure"]["flops"] == plain["measure"]["flops"] > 0
+    assert audited["measure"]["peak_bytes"] == plain["measure"]["peak_bytes"]
+    with_grad = run(True, True)
+    assert any(op.endswith("_backward") for op in with_grad["ops_seen"]), with_grad["ops_seen"]
+
+
 def test_sandboxed_op_audit_gives_forbidden_with_op_and_step():
     card = grade_submission(get_exercise("mha"), SAMPLES / "bug_sdpa_hidden_by_getattr.py", sandbox="process", seed=1)
     assert card.status == "graded" and card.score == 0

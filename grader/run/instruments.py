@@ -365,7 +365,7 @@ def _kv_share(t: Any) -> float:
     return float(getattr(t, "_grader_kv", 0.0) or 0.0)
 
 
-def _torch_counter_mode():
+def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
     import torch  # noqa: PLC0415 - torch plans only
     from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
     from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
@@ -388,6 +388,26 @@ def _torch_counter_mode():
             self.live = 0
             self.peak = 0
             self._storages: dict[int, list] = {}
+            # weak references to the tracked tensors, each mapped to its storage's pointer: a plain
+            # weakref callback (one per mode, not a closure and a weakref.finalize per tensor) releases
+            # the storage's bytes when its last tracked tensor is collected
+            # (keyed by the reference's id: two references to one tensor would compare the tensors)
+            self._refs: dict[int, tuple[weakref.ref, int]] = {}
+            storages, refs, me = self._storages, self._refs, weakref.ref(self)
+
+            def release(ref: weakref.ref) -> None:
+                _ref, ptr = refs.pop(id(ref), (None, None))
+                e = storages.get(ptr) if ptr is not None else None
+                if e is None:
+                    return
+                e[1] -= 1
+                if e[1] <= 0:
+                    del storages[ptr]
+                    m = me()
+                    if m is not None:
+                        m.live -= e[0]
+
+            self._release = release
 
         def _track(self, t) -> None:
             try:
@@ -399,23 +419,16 @@ def _torch_counter_mode():
             if entry is None:
                 entry = self._storages[ptr] = [nbytes, 0]
                 self.live += nbytes
-                self.peak = max(self.peak, self.live)
+                if self.live > self.peak:
+                    self.peak = self.live
             entry[1] += 1
-
-            def release(ptr=ptr, mode=weakref.ref(self)) -> None:
-                m = mode()
-                if m is None or ptr not in m._storages:
-                    return
-                e = m._storages[ptr]
-                e[1] -= 1
-                if e[1] <= 0:
-                    m.live -= e[0]
-                    del m._storages[ptr]
-
-            weakref.finalize(t, release)
+            ref = weakref.ref(t, self._release)
+            self._refs[id(ref)] = (ref, ptr)
 
         def __torch_dispatch__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
+            if on_op is not None:
+                on_op(func)
             out = func(*args, **kwargs)
             self.events += 1
             packet = func._overloadpacket
@@ -466,12 +479,15 @@ class Measurement:
         quantities: subset of ``{"flops", "peak_bytes", "seconds"}``.
         uses_torch: the step's arguments are torch tensors.
         clock: monotonic clock in seconds (injectable for tests).
+        on_op: called with each aten op the torch counting mode dispatches (``counts_torch_ops``),
+            before the op runs: the runner's op audit, so a measured step has one dispatch layer.
 
     After the ``with`` block, ``report`` holds the numbers (JSON-able).
     """
 
     def __init__(self, quantities: list[str], uses_torch: bool = False,
-                 clock: Callable[[], float] = time.perf_counter, device: str = "cpu"):
+                 clock: Callable[[], float] = time.perf_counter, device: str = "cpu",
+                 on_op: Callable[[Any], None] | None = None):
         self.quantities = set(quantities)
         self.uses_torch = uses_torch
         self.clock = clock
@@ -480,10 +496,16 @@ class Measurement:
         self.report: dict[str, Any] = {}
         self._mode = None
         self._tracing = False
+        self._on_op = on_op
+
+    @property
+    def counts_torch_ops(self) -> bool:
+        """Whether the ``with`` block runs under the torch counting mode (and so calls ``on_op``)."""
+        return self.uses_torch and bool({"flops", "kv_flops", "peak_bytes"} & self.quantities)
 
     def __enter__(self) -> "Measurement":
-        if self.uses_torch and ({"flops", "kv_flops", "peak_bytes"} & self.quantities):
-            self._mode = _torch_counter_mode()
+        if self.counts_torch_ops:
+            self._mode = _torch_counter_mode(self._on_op)
             self._mode.__enter__()
         elif {"flops", "kv_flops"} & self.quantities:
             install_numpy_hooks()
