@@ -140,7 +140,7 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             continue
         alt = tiled64(**call, mistake=mistake)
         if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, mistake=mistake: tiled64(**_call(sub), mistake=mistake)):
+                ctx, lambda sub, mistake=mistake: tiled64(**_call(sub), mistake=mistake), key=mistake):
             found.append(sentence)
     return found[0] if len(found) == 1 else None
 

@@ -7,6 +7,8 @@ their ``checks.py``. Judges only read results; they never run candidate code.
 
 from __future__ import annotations
 
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -271,9 +273,28 @@ def nan_confined_in_every_call(ctx: "JudgeContext", confined: Callable[["JudgeCo
                                which=lambda a: a.dtype.kind in "fc" and a.ndim >= 2 and bool(np.isnan(a).any()))
 
 
+#: Per candidate result (by id, dropped when the result is collected): what
+#: ``right_or_variant_in_every_call`` found for each variant ``key``, so a run whose every case fails
+#: replays each variant on each call once, not once per failed case (flash_attention's tiled replays).
+_VARIANT_HOLDS: dict[int, tuple[Any, dict]] = {}
+_VARIANT_LOCK = threading.Lock()
+
+
+def _variant_memo(result: StepResult) -> dict:
+    """The memo of ``right_or_variant_in_every_call`` for one candidate step result."""
+    with _VARIANT_LOCK:
+        entry = _VARIANT_HOLDS.get(id(result))
+        if entry is not None and entry[0]() is result:
+            return entry[1]
+        ref = weakref.ref(result, lambda _r, k=id(result): _VARIANT_HOLDS.pop(k, None))
+        memo: dict = {}
+        _VARIANT_HOLDS[id(result)] = (ref, memo)
+        return memo
+
+
 def right_or_variant_in_every_call(ctx: "JudgeContext",
                                    variant: Callable[["JudgeContext"], np.ndarray | None],
-                                   targets: Sequence[str] | None = None) -> bool:
+                                   targets: Sequence[str] | None = None, key: Any = None) -> bool:
     """``holds_in_every_call`` for a hint that replays one mistake: every other call's output (a single
     array) is right or is that mistake's, ``variant(its context)`` (the float64 replay on that call's
     arguments), each within the case's tolerance, ten times the floor of the output's dtype and 1e-4,
@@ -286,8 +307,18 @@ def right_or_variant_in_every_call(ctx: "JudgeContext",
         ctx: the judged case.
         variant: the named mistake's output on another call, or None where it cannot be replayed.
         targets: as for ``holds_in_every_call``.
+        key: a hashable name of the variant (e.g. its switches): each call's finding is then kept
+            with the candidate's result and reused by the run's other cases.
     """
     def holds(sub: "JudgeContext", out: np.ndarray) -> bool:
+        if key is None:
+            return _holds(sub, out)
+        memo = _variant_memo(sub.got)
+        if key not in memo:
+            memo[key] = _holds(sub, out)
+        return memo[key]
+
+    def _holds(sub: "JudgeContext", out: np.ndarray) -> bool:
         desc = output_descriptor(sub.got)
         golden = output_array(sub.golden) if sub.golden is not None else None
         if desc is None or desc.get("kind") != "array" or golden is None or out.shape != golden.shape:
