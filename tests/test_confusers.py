@@ -240,6 +240,28 @@ def test_causal_mask_nothing_masked_is_a_symptom(tmp_path):
     assert not any("Likely mistake: nothing is masked" in m for m in failed(card).values())
 
 
+def test_causal_mask_singleton_axes_in_other_places_are_not_told_to_keep_them():
+    """(seq_len, 1, 1, kv_len) squeezes to the right mask, as a 2-D mask does, but no axis was dropped:
+    "keep the singleton axes" is named only when the mask has fewer axes; here it is a symptom."""
+    path = confuser("causal_mask", "singleton_axes_misplaced")
+    card = grade("causal_mask", path)
+    assert_no_wrong_name(card, path)
+    assert {"causal_square", "causal_kv_len"} <= set(failed(card))
+    assert "singleton axes in other places" in failed(card)["causal_square"]
+
+
+def test_causal_mask_dropped_singleton_axes_are_still_named(tmp_path):
+    source = confuser("causal_mask", "singleton_axes_misplaced").read_text()
+    dropped = source.replace("    return allowed[:, None, None, :]\n", "    return allowed\n")
+    assert dropped != source
+    path = tmp_path / "two_dims.py"
+    path.write_text(dropped)
+    from attention_helpers import judge_in_process, messages  # noqa: PLC0415 - the hint alone, no bank
+
+    assert "keep the singleton axes" in messages(judge_in_process("causal_mask", path), "causal_square")
+    assert failed(grade("causal_mask", path))["causal_square"].startswith("Likely mistake: ")  # the bank's
+
+
 # -- mha: a double scale vs a wrong width ------------------------------------------------------------
 
 def test_mha_a_double_scale_is_not_called_a_wrong_width():

@@ -150,8 +150,12 @@ def mask_equal(kind: str):
                 hint = "kv_len was ignored: the mask needs one column per key, (1, 1, seq_len, kv_len)."
             elif hint is None and got.squeeze().shape == expected.squeeze().shape \
                     and np.array_equal((got != 0).reshape(expected.shape), expected):
+                # evidence: fewer axes, the same values in order (singleton axes kept in other places,
+                # (L, 1, 1, S), is another mistake with the same squeezed values: a symptom)
                 hint = ("keep the singleton axes so the mask broadcasts against scores (B, H, L_q, L_k): "
-                        f"return shape {tuple(expected.shape)}.")
+                        f"return shape {tuple(expected.shape)}.") if got.ndim < expected.ndim else Symptom(
+                    f"The mask's values are right with its singleton axes in other places: the axes must be "
+                    f"{tuple(expected.shape)} (B, H, L_q, L_k).")
             elif hint is None and got.size == expected.size:
                 hint = Symptom("The mask has the expected number of entries in another shape.")
             message, noted = with_hint(msg + ".", hint)
