@@ -262,6 +262,28 @@ def test_causal_mask_dropped_singleton_axes_are_still_named(tmp_path):
     assert failed(grade("causal_mask", path))["causal_square"].startswith("Likely mistake: ")  # the bank's
 
 
+def test_attention_scores_a_hard_coded_scale_is_not_called_one_over_d_k():
+    """A scale hard-coded as 1/8 is 1/d_k on the d_k = 8 cases and neither 1/d_k nor the answer on the
+    others: the replay names 1/d_k only when every other call is right or 1/d_k's, and the bank's
+    logits_divided_by_d_k is contradicted by those calls (both were named on every d_k = 8 check)."""
+    path = confuser("attention_scores", "scale_fixed_at_one_eighth")
+    card = grade("attention_scores", path)
+    assert_no_wrong_name(card, path)
+    assert {"weights_basic", "scaling"} <= set(failed(card))
+    assert not any("1/d_k" in m or "divided by d_k" in m for m in failed(card).values())
+
+
+def test_attention_scores_one_over_d_k_is_still_named(tmp_path):
+    source = confuser("attention_scores", "scale_fixed_at_one_eighth").read_text()
+    divided = source.replace("query.dtype.type(SCALE)", "query.dtype.type(1.0 / query.shape[-1])")
+    assert divided != source
+    path = tmp_path / "one_over_d_k.py"
+    path.write_text(divided)
+    card = grade("attention_scores", path)
+    named = failed(card)["scaling"]
+    assert named.startswith("Likely mistake: ") and ("1/d_k" in named or "divided by d_k" in named), named
+
+
 # -- mha: a double scale vs a wrong width ------------------------------------------------------------
 
 def test_mha_a_double_scale_is_not_called_a_wrong_width():

@@ -20,7 +20,9 @@ import math
 import numpy as np
 
 from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, all_of, close, dtype_preserved, gradients_close, inputs_unchanged
+from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged,
+                                 nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom,
+                                 right_or_variant_in_every_call)
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
@@ -48,6 +50,10 @@ def _weights(q, k, mask, *, scale=None, invert=False, use_mask=True, axis=-1, sw
     return _softmax(s, axis)
 
 
+#: The two functions of the exercise: a mistake in the weights shows in the calls of both.
+TARGETS = ("compute_attention_scores", "scaled_dot_product_attention")
+
+
 def _mask(ctx: JudgeContext) -> np.ndarray | None:
     """The mask argument of a call of either function (None when it has none)."""
     wire = ctx.step.wire
@@ -57,16 +63,9 @@ def _mask(ctx: JudgeContext) -> np.ndarray | None:
     return np.asarray(ctx.arg("mask")) if "mask" in wire.get("kwargs", {}) else None
 
 
-def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the likely mistake behind wrong attention weights (or an output built from them)."""
-    wire = ctx.step.wire
-    is_sdpa = wire["target"] == "scaled_dot_product_attention"
-    q, k = np.asarray(ctx.arg(0)), np.asarray(ctx.arg(1))
-    v = np.asarray(ctx.arg(2)) if is_sdpa else None
-    n_before_mask = 3 if is_sdpa else 2
-    mask = np.asarray(ctx.arg(n_before_mask)) if len(wire["args"]) > n_before_mask else None
-    d_k = q.shape[-1]
-    candidates = [
+def _variants(d_k: int) -> list[tuple[str, dict]]:
+    """The mistakes ``diagnose`` replays, as ``_weights`` switches for a call with key width ``d_k``."""
+    return [
         ("scores were not scaled by 1/sqrt(d_k): the result matches softmax(Q K^T).", dict(scale=1.0)),
         ("scores were scaled by 1/d_k instead of 1/sqrt(d_k).", dict(scale=1.0 / d_k)),
         ("scores were multiplied by sqrt(d_k) instead of divided by it.", dict(scale=math.sqrt(d_k))),
@@ -76,8 +75,32 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         ("the softmax was taken over the query axis (-2) instead of the key axis (-1).", dict(axis=-2)),
         ("the scores were computed as key @ query^T instead of query @ key^T.", dict(swap=True)),
     ]
+
+
+def _replay(ctx: JudgeContext, sentence: str):
+    """The mistake ``sentence``'s results on the call of ``ctx``: the weights (compute_attention_scores)
+    or (output, weights) (scaled_dot_product_attention), in float64; None where it cannot be replayed."""
+    q, k = np.asarray(ctx.arg(0)), np.asarray(ctx.arg(1))
+    kwargs = next(kw for s, kw in _variants(q.shape[-1]) if s == sentence)
+    w = _weights(q, k, _mask(ctx), **kwargs)
+    if w is None or ctx.step.wire["target"] != "scaled_dot_product_attention":
+        return w
+    v = np.asarray(ctx.arg(2)).astype(np.float64)
+    return (w @ v, w) if w.shape[-1] == v.shape[-2] else None
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind wrong attention weights (or an output built from them): a
+    replayed mistake when exactly one gives ``got`` on this case and every other call of either
+    function is right or that mistake's (``right_or_variant_in_every_call``)."""
+    wire = ctx.step.wire
+    is_sdpa = wire["target"] == "scaled_dot_product_attention"
+    q, k = np.asarray(ctx.arg(0)), np.asarray(ctx.arg(1))
+    v = np.asarray(ctx.arg(2)) if is_sdpa else None
+    n_before_mask = 3 if is_sdpa else 2
+    mask = np.asarray(ctx.arg(n_before_mask)) if len(wire["args"]) > n_before_mask else None
     found = []  # evidence: the output is that mistake's, recomputed on this case; named when exactly one is
-    for sentence, kwargs in candidates:
+    for sentence, kwargs in _variants(q.shape[-1]):
         if kwargs.get("swap") and q.shape[-2] != k.shape[-2]:
             continue
         if mask is None and ("invert" in kwargs or "use_mask" in kwargs):
@@ -89,13 +112,14 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         if target.shape == got.shape and close_enough(got, target, tol):
             found.append(sentence)
     if len(found) == 1:
-        return found[0]
+        return found[0] if right_or_variant_in_every_call(
+            ctx, lambda sub: _replay(sub, found[0]), TARGETS, key=found[0]) else None
     if found:
         return None  # several mistakes give this output on this case: it cannot tell them apart
     if np.isnan(got).any():
         # evidence: every row holding NaN is fully masked, in this case and in every other call
         if nan_rows_fully_masked(got, mask) and nan_rows_fully_masked_everywhere(
-                ctx, _mask, ("compute_attention_scores", "scaled_dot_product_attention")):
+                ctx, _mask, TARGETS):
             return ("NaN in the result: a query row whose keys are all masked must give zero weights "
                     "(and a zero output row), not 0/0.")
         return nan_symptom(got)  # an overflow, a mask built as 0 * -inf, ...: no evidence of which

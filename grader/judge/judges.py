@@ -293,19 +293,22 @@ def _variant_memo(result: StepResult) -> dict:
 
 
 def right_or_variant_in_every_call(ctx: "JudgeContext",
-                                   variant: Callable[["JudgeContext"], np.ndarray | None],
+                                   variant: Callable[["JudgeContext"], np.ndarray | Sequence[np.ndarray] | None],
                                    targets: Sequence[str] | None = None, key: Any = None) -> bool:
-    """``holds_in_every_call`` for a hint that replays one mistake: every other call's output (a single
-    array) is right or is that mistake's, ``variant(its context)`` (the float64 replay on that call's
+    """``holds_in_every_call`` for a hint that replays one mistake: every other call's output array is
+    right or is that mistake's, ``variant(its context)`` (the float64 replay on that call's
     arguments), each within the case's tolerance, ten times the floor of the output's dtype and 1e-4,
-    whichever is widest (or, for the mistake, ten times closer to it than it lies to the answer). One mistake
-    explains the run; a cause that only coincides with it on some calls does not (a fixed base of 100
-    is rope's base^(-i/d) at the default base 10000, neither at base=500). An output that is not one
-    array, not finite, or of another shape counts as no evidence.
+    whichever is widest (or, for the mistake, ten times closer to it than it lies to the answer). One
+    mistake explains the run; a cause that only coincides with it on some calls does not (a fixed base
+    of 100 is rope's base^(-i/d) at the default base 10000, neither at base=500). An output of another
+    shape than the answer's, or not finite where the mistake is, is no evidence of the mistake: the
+    name is refused.
 
     Args:
         ctx: the judged case.
-        variant: the named mistake's output on another call, or None where it cannot be replayed.
+        variant: the named mistake's output on another call (a sequence, item for item, where the
+            function returns a tuple, e.g. attention_scores' (output, weights)), or None where it
+            cannot be replayed.
         targets: as for ``holds_in_every_call``.
         key: a hashable name of the variant (e.g. its switches): each call's finding is then kept
             with the candidate's result and reused by the run's other cases.
@@ -314,24 +317,35 @@ def right_or_variant_in_every_call(ctx: "JudgeContext",
         if key is None:
             return _holds(sub, out)
         memo = _variant_memo(sub.got)
-        if key not in memo:
-            memo[key] = _holds(sub, out)
-        return memo[key]
+        path = _path_of(sub.got, out)
+        if (key, path) not in memo:
+            memo[(key, path)] = _holds(sub, out)
+        return memo[(key, path)]
+
+    def _path_of(result: StepResult, out: np.ndarray) -> tuple[int, ...] | None:
+        desc = result.report.get("output") or {}
+        paths = [(i,) for i in range(len(desc.get("items", [])))] if desc.get("kind") == "tuple" else [()]
+        return next((p for p in paths if output_array(result, p) is out), None)
 
     def _holds(sub: "JudgeContext", out: np.ndarray) -> bool:
-        desc = output_descriptor(sub.got)
-        golden = output_array(sub.golden) if sub.golden is not None else None
+        path = _path_of(sub.got, out)
+        if path is None or sub.golden is None:
+            return False
+        desc = output_descriptor(sub.got, path)
+        golden = output_array(sub.golden, path)
         if desc is None or desc.get("kind") != "array" or golden is None or out.shape != golden.shape:
             return False
         rtol, atol = floor_for(dtype_name(desc))
         loose = Tolerance(rtol=max(10 * rtol, 1e-4), atol=max(10 * atol, 1e-4), dtype="float64")
-        exp_desc = output_descriptor(sub.expected) if sub.expected is not None else None
+        exp_desc = output_descriptor(sub.expected, path) if sub.expected is not None else None
         if exp_desc is not None and exp_desc.get("kind") == "array":
-            case = _output_tolerance(sub, (), exp_desc, golden, DEFAULT_FACTOR)  # the case's own, wider in half precision
+            case = _output_tolerance(sub, path, exp_desc, golden, DEFAULT_FACTOR)  # the case's own, wider in half precision
             loose = Tolerance(rtol=max(loose.rtol, case.rtol), atol=max(loose.atol, case.atol), dtype="float64")
         if close_enough(out, golden, loose):
             return True
         alt = variant(sub)
+        if isinstance(alt, (tuple, list)):
+            alt = alt[path[0]] if path and path[0] < len(alt) else None
         if alt is None or alt.shape != out.shape:
             return False
         if close_enough(out, alt, loose):
