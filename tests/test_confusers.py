@@ -36,6 +36,16 @@ def confuser(exercise_id: str, name: str, track: str | None = None) -> Path:
     return ex.confusers_dir / f"{name}.py"
 
 
+def edited_confuser(exercise_id: str, name: str, old: str, new: str, folder: Path, track: str | None = None) -> Path:
+    """A copy of confuser ``name`` in ``folder`` with ``old`` replaced by ``new`` (the mistake it
+    imitates, written in its style); fails when ``old`` is not in it."""
+    source = confuser(exercise_id, name, track).read_text()
+    assert old in source, (name, old)
+    path = folder / f"{name}_edited.py"
+    path.write_text(source.replace(old, new))
+    return path
+
+
 def assert_no_wrong_name(card, path: Path) -> None:
     _must_not, may = confuser_rules(path)
     wrong = [n for n in card_names(card) if not allowed_name(n, may)]
@@ -251,11 +261,8 @@ def test_causal_mask_singleton_axes_in_other_places_are_not_told_to_keep_them():
 
 
 def test_causal_mask_dropped_singleton_axes_are_still_named(tmp_path):
-    source = confuser("causal_mask", "singleton_axes_misplaced").read_text()
-    dropped = source.replace("    return allowed[:, None, None, :]\n", "    return allowed\n")
-    assert dropped != source
-    path = tmp_path / "two_dims.py"
-    path.write_text(dropped)
+    path = edited_confuser("causal_mask", "singleton_axes_misplaced", "    return allowed[:, None, None, :]\n",
+                           "    return allowed\n", tmp_path)
     from attention_helpers import judge_in_process, messages  # noqa: PLC0415 - the hint alone, no bank
 
     assert "keep the singleton axes" in messages(judge_in_process("causal_mask", path), "causal_square")
@@ -274,11 +281,8 @@ def test_attention_scores_a_hard_coded_scale_is_not_called_one_over_d_k():
 
 
 def test_attention_scores_one_over_d_k_is_still_named(tmp_path):
-    source = confuser("attention_scores", "scale_fixed_at_one_eighth").read_text()
-    divided = source.replace("query.dtype.type(SCALE)", "query.dtype.type(1.0 / query.shape[-1])")
-    assert divided != source
-    path = tmp_path / "one_over_d_k.py"
-    path.write_text(divided)
+    path = edited_confuser("attention_scores", "scale_fixed_at_one_eighth", "query.dtype.type(SCALE)",
+                           "query.dtype.type(1.0 / query.shape[-1])", tmp_path)
     card = grade("attention_scores", path)
     named = failed(card)["scaling"]
     assert named.startswith("Likely mistake: ") and ("1/d_k" in named or "divided by d_k" in named), named
