@@ -97,8 +97,7 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     is_sdpa = wire["target"] == "scaled_dot_product_attention"
     q, k = np.asarray(ctx.arg(0)), np.asarray(ctx.arg(1))
     v = np.asarray(ctx.arg(2)) if is_sdpa else None
-    n_before_mask = 3 if is_sdpa else 2
-    mask = np.asarray(ctx.arg(n_before_mask)) if len(wire["args"]) > n_before_mask else None
+    mask = _mask(ctx)
     found = []  # evidence: the output is that mistake's, recomputed on this case; named when exactly one is
     for sentence, kwargs in _variants(q.shape[-1]):
         if kwargs.get("swap") and q.shape[-2] != k.shape[-2]:

@@ -124,7 +124,7 @@ def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, c
         alt = attention64(**call_args, **switches)
         if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
                 ctx, lambda sub, switches=switches: attention64(**(args_of or _call_args)(sub), **switches),
-                key=tuple(sorted(switches.items()))):
+                key=switches):
             found.append(sentence)
     return found[0] if len(found) == 1 else None
 

@@ -410,8 +410,8 @@ def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, Ste
         c = candidate.get(s)
         if not passes(m, expected[s], golden[s]):
             # both wrong here: the mutant must be wrong the candidate's way, at least in part
-            if (expected[s].report.get("ok") and not expected[s].report.get("exception")
-                    and c is not None and m is not None and _raised(c) is None and _raised(m) is None
+            if (c is not None and m is not None and _raised(expected[s]) is None and _raised(c) is None
+                    and _raised(m) is None
                     and not _arrays_match(c, m, expected[s], golden[s], strict=False, error_ratio=error_ratio)
                     and not _shares_a_wrong_value(c, m, expected[s], golden[s])):
                 return True

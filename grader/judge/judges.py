@@ -310,25 +310,26 @@ def right_or_variant_in_every_call(ctx: "JudgeContext",
             function returns a tuple, e.g. attention_scores' (output, weights)), or None where it
             cannot be replayed.
         targets: as for ``holds_in_every_call``.
-        key: a hashable name of the variant (e.g. its switches): each call's finding is then kept
-            with the candidate's result and reused by the run's other cases.
+        key: a hashable name of the variant, or its switches as a dict: each call's finding is then
+            kept with the candidate's result and reused by the run's other cases.
     """
+    name = tuple(sorted(key.items())) if isinstance(key, dict) else key
+
     def holds(sub: "JudgeContext", out: np.ndarray) -> bool:
-        if key is None:
-            return _holds(sub, out)
-        memo = _variant_memo(sub.got)
         path = _path_of(sub.got, out)
-        if (key, path) not in memo:
-            memo[(key, path)] = _holds(sub, out)
-        return memo[(key, path)]
+        if name is None:
+            return _holds(sub, out, path)
+        memo = _variant_memo(sub.got)
+        if (name, path) not in memo:
+            memo[(name, path)] = _holds(sub, out, path)
+        return memo[(name, path)]
 
     def _path_of(result: StepResult, out: np.ndarray) -> tuple[int, ...] | None:
         desc = result.report.get("output") or {}
         paths = [(i,) for i in range(len(desc.get("items", [])))] if desc.get("kind") == "tuple" else [()]
         return next((p for p in paths if output_array(result, p) is out), None)
 
-    def _holds(sub: "JudgeContext", out: np.ndarray) -> bool:
-        path = _path_of(sub.got, out)
+    def _holds(sub: "JudgeContext", out: np.ndarray, path: tuple[int, ...] | None) -> bool:
         if path is None or sub.golden is None:
             return False
         desc = output_descriptor(sub.got, path)
