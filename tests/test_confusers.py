@@ -462,3 +462,93 @@ def test_rope_freq_over_d_is_still_named(track, tmp_path):
     card = grade("rope", path, track)
     assert {"values", "base"} <= set(failed(card)), ex.id
     assert all("base^(-i/d)" in m for m in failed(card).values() if "not close" in m), failed(card)
+
+
+# -- softmax: a NaN gradient made by a custom backward -----------------------------------------------
+
+def test_softmax_a_custom_backward_nan_is_not_told_the_forward_hid_it():
+    """A custom autograd.Function whose forward never computes a NaN and whose backward recomputes
+    exp(x - max) / sum unguarded has a NaN gradient exactly in the all -inf slices, as a forward NaN
+    hidden with torch.where does: the bank's sentence (and the hint) said "the forward pass hides the
+    NaN", which the replay cannot tell; they now name the place and both passes."""
+    path = confuser("softmax", "backward_recomputes_unguarded", "torch")
+    card = grade("softmax", path, "torch")
+    assert_no_wrong_name(card, path)
+    assert set(failed(card)) == {"gradients"}
+    grad = failed(card)["gradients"]
+    assert "entirely -inf" in grad and "custom backward" in grad
+    assert "forward pass hides" not in grad and "replaced in the forward" not in grad
+
+
+# -- gqa: a group size taken for the KV head count ---------------------------------------------------
+
+def test_gqa_a_group_width_scale_is_not_called_the_kv_width():
+    """1/sqrt(group * d_k) is 1/sqrt(num_kv_heads * d_k) where group == num_kv_heads (4 query heads over
+    2) and neither that nor the answer at 6 over 3, 8 over 2 or one KV head: no name."""
+    path = confuser("gqa", "scaled_by_group_width")
+    card = grade("gqa", path)
+    assert_no_wrong_name(card, path)
+    assert {"values", "mqa", "head_mapping"} <= set(failed(card))
+    assert not any("num_kv_heads * d_k" in m for m in failed(card).values())
+
+
+def test_gqa_the_kv_width_scale_is_still_named(tmp_path):
+    path = edited_confuser("gqa", "scaled_by_group_width", "math.sqrt(group * d_k)",
+                           "math.sqrt(num_kv_heads * d_k)", tmp_path)
+    card = grade("gqa", path)
+    firsts = [m.splitlines()[0] for m in failed(card).values()]
+    assert any(f.startswith("Likely mistake: ") and "num_kv_heads * d_k" in f for f in firsts), firsts
+
+
+def test_gqa_a_head_index_modulo_the_group_is_not_called_repeat():
+    """KV head h % group is `repeat`'s h % num_kv_heads where group == num_kv_heads and out of range or
+    neither mapping elsewhere: no call but those may name `repeat`."""
+    path = confuser("gqa", "heads_mapped_modulo_group")
+    card = grade("gqa", path)
+    assert_no_wrong_name(card, path)
+    assert "equals_mha" in failed(card)
+    assert not any("h % num_kv_heads" in m for m in failed(card).values())
+
+
+def test_gqa_heads_mapped_with_repeat_are_still_named(tmp_path):
+    path = edited_confuser("gqa", "heads_mapped_modulo_group", "torch.arange(num_query_heads) % group",
+                           "torch.arange(num_query_heads) % num_kv_heads", tmp_path)
+    card = grade("gqa", path)
+    named = failed(card)["head_mapping"]
+    assert named.startswith("Likely mistake: ") and "h % num_kv_heads" in named, named
+
+
+# -- kv_cache: a cache of another layout's shape holding scrambled values ----------------------------
+
+@pytest.mark.parametrize("name, old, new, cause", [
+    ("keys_exposed_by_reshape", "k.reshape(B, T_all, self.num_heads, self.d_k)", "k.transpose(0, 2, 1, 3)",
+     "axes are swapped"),
+    ("keys_merged_by_reshape", "k.reshape(B, T_all, self.num_heads * self.d_k)",
+     "k.transpose(0, 2, 1, 3).reshape(B, T_all, self.num_heads * self.d_k)", "before splitting heads")])
+def test_kv_cache_a_reshaped_cache_is_not_called_another_layout(name, old, new, cause, tmp_path):
+    """A cache exposed as a reshape of (B, H, T, d_k) has the shape of a (B, T, H, d_k) or (B, T, D)
+    cache with time and heads mixed: a symptom, while the same shape holding the true keys in that
+    layout (a transpose) is still named."""
+    path = confuser("kv_cache", name)
+    card = grade("kv_cache", path)
+    assert_no_wrong_name(card, path)
+    contents = failed(card)["cache_contents"]
+    assert "wrong shape" in contents and cause not in contents and "Likely mistake" not in contents
+    named = failed(grade("kv_cache", edited_confuser("kv_cache", name, old, new, tmp_path)))["cache_contents"]
+    assert cause in named, named
+
+
+# -- causal_mask: 0 and -1 are not an additive mask --------------------------------------------------
+
+def test_causal_mask_an_offset_mask_is_not_called_additive(tmp_path):
+    """allowed - 1 has the values of an additive mask's kind (0 and one negative number) and masks
+    nothing when added: named by its truth values (the polarity), never "additive"; a 0/-inf mask
+    still is."""
+    path = confuser("causal_mask", "mask_offset_by_one")
+    card = grade("causal_mask", path)
+    assert_no_wrong_name(card, path)
+    assert not any("additive" in m for m in failed(card).values())
+    assert "polarity" in failed(card)["causal_square"]
+    edited = edited_confuser("causal_mask", "mask_offset_by_one", "allowed.astype(np.float32) - 1.0",
+                             "np.where(allowed, 0.0, -np.inf)", tmp_path)
+    assert "additive mask" in failed(grade("causal_mask", edited))["causal_square"]

@@ -154,10 +154,14 @@ def _input(b: PlanBuilder, name: str, x: np.ndarray, track: str, *, transpose=No
     return b.array(name, x, transpose=transpose, label="x")
 
 
-ALL_NEG_INF_GRAD_NAN = ("the gradient is NaN in a slice that is entirely -inf: a NaN computed there "
-                        "(exp(-inf - (-inf)), or torch.logsumexp of the slice) was replaced in the forward "
-                        "pass (torch.where, nan_to_num) but still flows backward; shift such a slice by a "
-                        "finite value (0) before exponentiating")
+# The NaN's place is the evidence, not the pass that computes it: a NaN of the forward pass hidden with
+# torch.where/nan_to_num and a custom backward that recomputes exp(x - max) / sum unguarded put it in the
+# same entries (confuser backward_recomputes_unguarded), so the sentence names both.
+ALL_NEG_INF_GRAD_NAN = ("the gradient is NaN in a slice that is entirely -inf: a NaN is computed for that slice "
+                        "on the way to the gradient (exp(-inf - (-inf)), 0/0, or torch.logsumexp of the slice), "
+                        "in the forward pass and hidden after it (torch.where, nan_to_num) or in a custom "
+                        "backward; shift such a slice by a finite value (0) before exponentiating and divide "
+                        "only where the sum is > 0, in the backward too")
 
 
 def nonfinite_gradient(ctx: JudgeContext, label: str, got: np.ndarray) -> str | None:

@@ -1,4 +1,4 @@
-"""the gradient of x is NaN in a slice that is entirely -inf: the forward pass hides the NaN of that slice (a torch.where or nan_to_num applied after it was computed), but the NaN still flows backward. Never compute the NaN: shift by 0 where the max is -inf and divide only where the sum is > 0.
+"""the gradient of x is NaN in a slice that is entirely -inf: a NaN is computed for that slice on the way to the gradient, in the forward pass and hidden after it (torch.where, nan_to_num) or in a custom backward that recomputes the probabilities unguarded. Never compute it: shift by 0 where the max is -inf and divide only where the sum is > 0 (in a custom backward too).
 
 Must fail: gradients
 """
