@@ -81,7 +81,7 @@ def _variants(exercise_id: str, framework: str, backends: list[str], image: str,
     return variants
 
 
-PHASE_COLUMNS = [("interpreter", "interp"), ("cli_import", "cli"), ("plan", "plan"), ("reference", "ref"),
+PHASE_COLUMNS = [("interpreter", "interp"), ("early_start", "early"), ("cli_import", "cli"), ("plan", "plan"), ("reference", "ref"),
                  ("sandbox_start", "sbx"), ("runtime", "np/pt"), ("imports", "import"), ("steps", "steps"), ("probes", "probes"),
                  ("judging", "judge"), ("diagnosis", "diag"), ("scorecard", "card"), ("exit", "exit")]
 

@@ -6,6 +6,9 @@ grader's own functions (no change to the grader) and writes, when the scorecard 
 seconds of each phase to OUT.json:
 
 - ``interpreter``: from the parent's start to this script's first line (interpreter and site start);
+- ``early_start``: ``grader.sandbox.early.start_for_argv``, as the ``grade`` script calls it first
+  (reading the command line and ``exercise.toml``, choosing the backend, starting the public part's
+  runner in the background);
 - ``cli_import``: importing ``grader.cli`` (click, rich, the grader's modules);
 - ``plan``: ``build_plan``; ``reference``: the reference's answers from the on-disk cache
   (``reference_cache.load``) or computed (``answers_for``; overlapped with the sandbox when torch);
@@ -80,6 +83,11 @@ def main(argv: list[str]) -> None:
     out, args = argv[0], argv[argv.index("--") + 1:]
     t0 = float(os.environ.get("BENCH_T0", T_SCRIPT))
     PHASES["interpreter"] = T_SCRIPT - t0
+    started = time.time()
+    from grader.sandbox.early import start_for_argv  # noqa: PLC0415 - as the `grade` script does (grader.entry)
+
+    start_for_argv(args)
+    PHASES["early_start"] = time.time() - started
     started = time.time()
     import grader.cli as cli  # noqa: PLC0415
     from grader.grading import grade, reference_cache, scorecard  # noqa: PLC0415

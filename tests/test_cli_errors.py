@@ -378,7 +378,7 @@ atexit.register(lambda: open(marker, "w").write("atexit ran"))
 # a non-daemon thread: the interpreter's own finalisation would wait for it (10 minutes), os._exit does not
 threading.Thread(target=time.sleep, args=(600,), daemon=False).start()
 sys.argv = ["grade", *sys.argv[2:]]
-from grader.cli import run
+from grader.entry import run  # the console script: the early sandbox, then grader.cli.run
 run()
 """
 

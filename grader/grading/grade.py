@@ -42,6 +42,8 @@ from grader.judge.probes import series_judge
 from grader.run.runner import PlanExecutor, step_args
 from grader.sandbox import select_sandbox
 from grader.sandbox.base import Limits, SandboxJob, SandboxRun, SandboxUnavailable
+from grader.sandbox.early import claim as claim_early_sandbox
+from grader.sandbox.pool import runtime_of
 from grader.sandbox.process import gpu_host
 from grader.grading.scorecard import CheckResult, Scorecard
 from grader.judge.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
@@ -744,7 +746,7 @@ class _Prestarted:
     def run(self, job: SandboxJob, limits: Limits) -> SandboxRun:  # noqa: D102 - Sandbox.run
         warm = None if self.used else self._take()
         self.used = True
-        if warm is None or warm.limits != limits or not warm.alive():
+        if warm is None or warm.limits != limits or warm.runtime != runtime_of(job) or not warm.alive():
             self.close()
             return self.backend.run(job, limits)
         self.warm = None
@@ -1064,10 +1066,12 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     try:
         # 2. The plan, then the submission in the sandbox while the reference answers the same plan
         #    here (the sandbox is another process, so the two overlap).
+        early = None
         if trusted_runner is not None:
             backend, selection = trusted_runner, "in-process (a trusted file of the repository)"
         else:
-            backend, selection = select_sandbox(sandbox, require_isolation=require_isolation)
+            early = claim_early_sandbox(sandbox, require_isolation)  # started by the `grade` script, if at all
+            backend, selection = early[:2] if early else select_sandbox(sandbox, require_isolation=require_isolation)
         info = backend.info()
         sandbox_info.update({"backend": info.backend, "image": info.image, "isolation": info.isolation,
                              "selection": selection})
@@ -1100,13 +1104,16 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
                                                     for sid, r in ready[0].steps.items()}
                 return after_hang_limits(steps, seconds, plan.step_timeout_s)
 
+            public_backend = _Prestarted(backend, early[2]) if early else backend
             hidden_backend = _prestart(backend, plan, limits, pool) if hidden_part.steps else backend
             try:
                 public_run, restarted, public_at, public_budget, hidden_run, hidden_restarted = _run_parts(
-                    backend, hidden_backend, public_part, hidden_part, plan, code, limits, say, budget, annotate)
+                    public_backend, hidden_backend, public_part, hidden_part, plan, code, limits, say, budget,
+                    annotate)
             finally:
-                if isinstance(hidden_backend, _Prestarted):
-                    hidden_backend.close()
+                for prestarted in (public_backend, hidden_backend):
+                    if isinstance(prestarted, _Prestarted):
+                        prestarted.close()
             answers = pending.result() if pending is not None else answers
         if public_run.infrastructure_error:
             raise SandboxUnavailable(public_run.infrastructure_error)
