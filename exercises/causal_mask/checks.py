@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import shape_message
-from grader.judge.judges import (JudgeContext, Outcome, Symptom, all_of, with_hint, describe_value, failure_from_exception,
+from grader.judge.judges import (JudgeContext, Outcome, Symptom, with_hint, describe_value, failure_from_exception,
                            inputs_unchanged, output_array, output_descriptor, raises, GraderBug)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.verdicts import Verdict

@@ -15,9 +15,8 @@ import math
 
 import numpy as np
 
-from grader.judge.compare import close_enough
 from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged,
-                                 nan_confined_in_every_call, raises, right_or_variant_in_every_call)
+                                 nan_confined_in_every_call, raises, replayed_mistakes)
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -133,15 +132,9 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         return NAN_EMPTY_ROWS if _nan_on_empty_rows(ctx, got) and nan_confined_in_every_call(ctx, _nan_on_empty_rows) else None
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
-    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    found = []
-    for mistake, sentence in MISTAKES:
-        if mistake == "causal_block_short" and not call["causal"]:
-            continue
-        alt = tiled64(**call, mistake=mistake)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, mistake=mistake: tiled64(**_call(sub), mistake=mistake), key=mistake):
-            found.append(sentence)
+    found = replayed_mistakes(ctx, got, golden, tol,
+                              [(m, sentence) for m, sentence in MISTAKES if m != "causal_block_short" or call["causal"]],
+                              lambda c, mistake: tiled64(**_call(c), mistake=mistake))
     return found[0] if len(found) == 1 else None
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close,
+from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close,
                            inputs_unchanged, raises)
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance

@@ -18,10 +18,9 @@ import math
 
 import numpy as np
 
-from grader.judge.compare import close_enough
-from grader.judge.judges import (JudgeContext, all_of, close, dtype_preserved, gradients_close, inputs_unchanged,
+from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged,
                                  nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, raises,
-                                 right_or_variant_in_every_call)
+                                 replayed_mistakes)
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 from grader.judge.tolerance import Tolerance
 
@@ -118,14 +117,8 @@ def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, c
             return nan_symptom(got)
         return None
     golden = ctx.golden.arrays[ctx.golden.report["output"]["key"]]
-    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    found = []
-    for switches, sentence in mistakes:
-        alt = attention64(**call_args, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, switches=switches: attention64(**(args_of or _call_args)(sub), **switches),
-                key=switches):
-            found.append(sentence)
+    found = replayed_mistakes(ctx, got, golden, tol, mistakes, lambda c, switches: attention64(
+        **(call_args if c is ctx else (args_of or _call_args)(c)), **switches))
     return found[0] if len(found) == 1 else None
 
 

@@ -18,8 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.judge.compare import close_enough
-from grader.judge.judges import JudgeContext, close, dtype_preserved, raises, right_or_variant_in_every_call
+from grader.judge.judges import JudgeContext, close, dtype_preserved, raises, replayed_mistakes
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import Plan, PlanBuilder
 
@@ -101,13 +100,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     golden = encoding64(seq_len, d_model, offset)
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
-    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    named = []
-    for switches, sentence in MISTAKES:
-        alt = encoding64(seq_len, d_model, offset, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, switches=switches: encoding64(*_call(sub), **switches), key=switches):
-            named.append(sentence)
+    named = replayed_mistakes(ctx, got, golden, tol, MISTAKES,
+                              lambda c, switches: encoding64(*_call(c), **switches))
     if _float32_angles(got, seq_len, d_model, offset):
         top = offset + seq_len - 1
         named.append(FLOAT32_ANGLES.format(pos=top, err=top * float(np.finfo(np.float32).eps)))

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from grader.judge.compare import close_enough, compare_arrays
+from grader.judge.compare import compare_arrays
 from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, failure_from_exception,
                                  gradients_close, inputs_unchanged, output_array, raises,
-                                 right_or_variant_in_every_call)
+                                 replayed_mistakes)
 from grader.judge.tolerance import Tolerance
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
@@ -118,13 +118,7 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
     golden = rope64(x, positions, base)
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
-    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    named = []
-    for switches, sentence in MISTAKES:
-        alt = rope64(x, positions, base, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, switches=switches: rope64(*_call(sub), **switches), key=switches):
-            named.append(sentence)
+    named = replayed_mistakes(ctx, got, golden, tol, MISTAKES, lambda c, switches: rope64(*_call(c), **switches))
     if tol.dtype == "float64" and _float32_table(x, positions, base, got):
         named.append(FLOAT32_TABLE)
     return named[0] if len(named) == 1 else None

@@ -16,10 +16,9 @@ from pathlib import Path
 
 import numpy as np
 
-from grader.judge.compare import close_enough
 from grader.judge.judges import (JudgeContext, close, dtype_preserved, gradients_close, inputs_unchanged,
                                  nan_rows_fully_masked, nan_rows_fully_masked_everywhere, nan_symptom, raises,
-                                 right_or_variant_in_every_call)
+                                 replayed_mistakes)
 from grader.judge.tolerance import Tolerance
 from grader.run.plan import NUMERIC_MASK_KINDS, Plan, PlanBuilder, numeric_mask
 
@@ -138,16 +137,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         return nan_symptom(got) if got.ndim == 3 else None
     if got.shape != golden.shape or not np.isfinite(got).all():
         return None
-    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
-    call = _call(ctx)
-    found = []
-    for switches, sentence in MISTAKES:
-        if "polarity" in switches and call["mask"] is None:
-            continue
-        alt = block64(**call, **switches)
-        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
-                ctx, lambda sub, switches=switches: block64(**_call(sub), **switches), key=switches):
-            found.append(sentence)
+    unmasked = _call(ctx)["mask"] is None
+    found = replayed_mistakes(ctx, got, golden, tol,
+                              [(sw, sentence) for sw, sentence in MISTAKES if not ("polarity" in sw and unmasked)],
+                              lambda c, switches: block64(**_call(c), **switches))
     return found[0] if len(found) == 1 else None
 
 

@@ -361,6 +361,34 @@ def right_or_variant_in_every_call(ctx: "JudgeContext",
     return holds_in_every_call(ctx, holds, targets)
 
 
+def replayed_mistakes(ctx: "JudgeContext", got: np.ndarray, golden: np.ndarray, tol: Tolerance,
+                      mistakes: Sequence[tuple[Any, str]],
+                      replay: Callable[["JudgeContext", Any], np.ndarray]) -> list[str]:
+    """The sentences of the hand-written replays that explain the whole run: each ``(variant, sentence)``
+    of ``mistakes`` whose float64 replay gives ``got`` on this case while the right answer is not that
+    replay (both within the case's tolerance widened to 1e-4), and whose replay every other call of the
+    function is right or equal to (``right_or_variant_in_every_call``, the variant as its memo key).
+    The caller names a mistake only when exactly one is returned (several: the case cannot tell them
+    apart).
+
+    Args:
+        got, golden: this call's output array and the float64 answer (same shape).
+        tol: the case's tolerance.
+        mistakes: ``(variant, sentence)``: the variant is what ``replay`` takes (switches as a dict, or
+            a name), hashable or a dict.
+        replay: ``replay(ctx, variant)``: the mistake's output recomputed in float64 on the arguments
+            of the call of ``ctx`` (this one or another).
+    """
+    loose = Tolerance(rtol=max(tol.rtol, 1e-4), atol=max(tol.atol, 1e-4), dtype=tol.dtype)
+    found = []
+    for variant, sentence in mistakes:
+        alt = replay(ctx, variant)
+        if close_enough(got, alt, loose) and not close_enough(golden, alt, loose) and right_or_variant_in_every_call(
+                ctx, lambda sub, variant=variant: replay(sub, variant), key=variant):
+            found.append(sentence)
+    return found
+
+
 def nan_rows_fully_masked_everywhere(ctx: "JudgeContext", mask_of: Callable[["JudgeContext"], Any],
                                      targets: Sequence[str] | None = None) -> bool:
     """``nan_rows_fully_masked`` in every call of the function whose output holds NaN
