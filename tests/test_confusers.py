@@ -552,3 +552,34 @@ def test_causal_mask_an_offset_mask_is_not_called_additive(tmp_path):
     edited = edited_confuser("causal_mask", "mask_offset_by_one", "allowed.astype(np.float32) - 1.0",
                              "np.where(allowed, 0.0, -np.inf)", tmp_path)
     assert "additive mask" in failed(grade("causal_mask", edited))["causal_square"]
+
+
+# -- kv_cache: a hard-coded scale ----------------------------------------------------------------------
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_kv_cache_a_hard_coded_scale_is_not_called_a_formula(track):
+    """A scale fixed at 0.25 is 1/sqrt(d_model) on the d_model = 16 sequences and 1/d_k on the d_k = 4
+    ones: forward's replays named the first on some checks and the second on others (10 checks at
+    seed 5); a replay is now named only when every forward call of the run is right or its."""
+    path = confuser("kv_cache", "scale_fixed_at_one_quarter", track)
+    card = grade("kv_cache", path, track)
+    assert_no_wrong_name(card, path)
+    assert {"chunked_prefill", "no_cache_output", "float64"} <= set(failed(card))
+    assert not any("1/sqrt(d_model)" in m or "divided by d_k" in m for m in failed(card).values())
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+@pytest.mark.parametrize("bank", [True, False])
+def test_kv_cache_one_over_sqrt_d_model_is_still_named(track, bank, tmp_path, monkeypatch):
+    """The mistake the confuser imitates is named by the bank's replay, and without the bank (its
+    replay off: ``apply_bank`` returns the checks as judged) by forward's own replay."""
+    if not bank:
+        import grader.grading.grade as grade_module  # noqa: PLC0415
+
+        monkeypatch.setattr(grade_module, "apply_bank", lambda exercise, plan, seed, device, checks, *a, **k: checks)
+    path = edited_confuser("kv_cache", "scale_fixed_at_one_quarter", "* SCALE", "/ math.sqrt(self.d_model)",
+                           tmp_path, track)
+    card = grade("kv_cache", path, track)
+    named = [m for m in failed(card).values() if m.startswith("Likely mistake: ") and "1/sqrt(d_model)" in m]
+    assert len(named) >= 3, failed(card)
+    assert any(c.details.get("mistake") for c in card.checks) is bank

@@ -24,7 +24,7 @@ import numpy as np
 from grader.judge.compare import close_enough, shape_message
 from grader.judge.judges import (gradients_close, JudgeContext, Outcome, Symptom, close, describe_value, dtype_preserved, failure_from_exception,
                            inputs_unchanged, with_hint,
-                           output_array, output_descriptor)
+                           output_array, output_descriptor, right_or_variant_in_every_call)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
 from grader.judge.verdicts import Verdict
@@ -65,62 +65,95 @@ def _attention64(past: np.ndarray, x: np.ndarray, W: list[np.ndarray], H: int, *
     return y @ W_o if out_proj else y
 
 
-def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
-    """Name the likely mistake behind a wrong ``forward`` output, or None."""
-    meta = ctx.step.meta
-    arrays = ctx.plan.arrays
+def _forward_call(ctx: JudgeContext) -> dict:
+    """The arrays of a ``forward`` call (from its step's meta): ``x``, ``W``, ``H``, the tokens cached
+    before it (``past``, one array per earlier call that filled the cache), ``use_cache``, and
+    ``every`` (the tokens of every earlier call, use_cache=False ones too)."""
+    meta, arrays = ctx.step.meta, ctx.plan.arrays
     x = arrays[meta["x"]]
-    W = [arrays[n] for n in meta["W"]]
-    H = meta["H"]
-    B, L, D = x.shape
+    B, _, D = x.shape
     cached = [arrays[n] for n in meta["past"]]
     past = np.concatenate(cached, axis=1) if cached else np.zeros((B, 0, D), x.dtype)
-    T = past.shape[1]
-    use_cache = meta["use_cache"]
-    seen = past if use_cache else np.zeros((B, 0, D), x.dtype)
+    every = [arrays[n] for n in meta.get("every", [])]
+    return {"x": x, "W": [arrays[n] for n in meta["W"]], "H": meta["H"], "past": past, "n_cached": len(cached),
+            "every": every, "use_cache": meta["use_cache"]}
+
+
+def _none(c: dict) -> np.ndarray:
+    return np.zeros((c["x"].shape[0], 0, c["x"].shape[2]))
+
+
+#: The replayed mistakes of ``forward``: (sentence, replay(call) -> the mistake's float64 output on that
+#: call, or None where the mistake cannot show there (its output there is the right one)). The sentence
+#: may use {L} (new tokens) and {T} (cached tokens) of the judged call.
+FORWARD_MISTAKES = (
+    ("no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended to the new "
+     "tokens after it. Mask key j for new token i when j > T + i (T = {T} cached).",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], mask="none") if c["x"].shape[1] > 1 else None),
+    ("the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position T + i and "
+     "may attend to keys j <= T + i (bottom-right aligned), not j <= i.",
+     lambda c: _attention64(c["past"], c["x"], c["W"], c["H"], mask="top_left")
+     if c["past"].shape[1] and c["use_cache"] else None),
+    ("the cache was ignored: the new tokens attended only to themselves, not to the {T} cached tokens before "
+     "them.",
+     lambda c: _attention64(_none(c), c["x"], c["W"], c["H"]) if c["past"].shape[1] and c["use_cache"] else None),
+    ("with use_cache=False the call attended to the cached tokens too; it must attend (causally) over x alone.",
+     lambda c: _attention64(c["past"], c["x"], c["W"], c["H"])
+     if c["past"].shape[1] and not c["use_cache"] else None),
+    ("with use_cache=False the call attended to the cache, and without a causal mask.",
+     lambda c: _attention64(c["past"], c["x"], c["W"], c["H"], mask="none")
+     if c["past"].shape[1] and not c["use_cache"] and c["x"].shape[1] > 1 else None),
+    ("the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False the cache must "
+     "be left untouched.",
+     lambda c: _attention64(np.concatenate(c["every"], axis=1), c["x"], c["W"], c["H"])
+     if c["use_cache"] and len(c["every"]) > c["n_cached"] else None),
+    ("scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads).",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], scale="d_model")),
+    ("scores were divided by d_k (1/sqrt(d_k) applied twice) instead of by sqrt(d_k).",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], scale="twice")),
+    ("scores were not scaled by 1/sqrt(d_k).",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], scale="none")),
+    ("the output projection W_o was not applied.",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], out_proj=False)),
+    ("heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then swap axes 1 "
+     "and 2 (and merge with the inverse).",
+     lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], heads="reshape") if c["x"].shape[1] > 1 else None),
+)
+
+
+def _seen(c: dict) -> np.ndarray:
+    """The tokens a call attends to before its own: the cache with use_cache=True, none without."""
+    return c["past"] if c["use_cache"] else _none(c)
+
+
+def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
+    """Name the likely mistake behind a wrong ``forward`` output, or None: the one replayed mistake
+    (``FORWARD_MISTAKES``) whose float64 output this call gave, when every other ``forward`` call of
+    the run (every sequence) is right or that mistake's (``right_or_variant_in_every_call``: a scale
+    hard-coded as 0.25 is 1/sqrt(d_model) where d_model = 16 and 1/d_k where d_k = 4, neither
+    elsewhere, confuser ``scale_fixed_at_one_quarter``)."""
     if np.isnan(got).any():
         # no evidence of a cause (a fully masked row, a max taken before masking, an overflow ...)
         bad = np.isnan(got).any(axis=-1)
         return Symptom(f"The output contains NaN in {int(bad.sum())} of {bad.size} token rows "
                        f"(first at {tuple(int(i) for i in np.argwhere(bad)[0])}).")
-
-    def like(**kw) -> bool:
-        return close_enough(got, _attention64(seen, x, W, H, **kw), tol)
-
+    call = _forward_call(ctx)
     # evidence: the output is that mistake's, recomputed in float64 on this case; a sentence is named
     # only when exactly one mistake gives the output (1/sqrt(d_model) and a double 1/sqrt(d_k) are the
     # same number when num_heads == d_k)
-    variants = [
-        (lambda: L > 1 and like(mask="none"),
-         f"no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended "
-         f"to the new tokens after it. Mask key j for new token i when j > T + i (T = {T} cached)."),
-        (lambda: T and use_cache and like(mask="top_left"),
-         f"the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position "
-         f"T + i and may attend to keys j <= T + i (bottom-right aligned), not j <= i."),
-        (lambda: T and use_cache and close_enough(got, _attention64(np.zeros((B, 0, D)), x, W, H), tol),
-         "the cache was ignored: the new tokens attended only to themselves, not to the "
-         f"{T} cached tokens before them."),
-        (lambda: T and not use_cache and close_enough(got, _attention64(past, x, W, H), tol),
-         "with use_cache=False the call attended to the cached tokens too; it must attend "
-         "(causally) over x alone."),
-        (lambda: T and not use_cache and L > 1 and close_enough(got, _attention64(past, x, W, H, mask="none"), tol),
-         "with use_cache=False the call attended to the cache, and without a causal mask."),
-        (lambda: use_cache and len(meta.get("every", [])) > len(cached) and close_enough(
-            got, _attention64(np.concatenate([arrays[n] for n in meta["every"]], axis=1), x, W, H), tol),
-         "the tokens of earlier use_cache=False calls were added to the cache; with use_cache=False "
-         "the cache must be left untouched."),
-        (lambda: like(scale="d_model"),
-         "scores were scaled by 1/sqrt(d_model) instead of 1/sqrt(d_k) (d_k = d_model // num_heads)."),
-        (lambda: like(scale="twice"),
-         "scores were divided by d_k (1/sqrt(d_k) applied twice) instead of by sqrt(d_k)."),
-        (lambda: like(scale="none"), "scores were not scaled by 1/sqrt(d_k)."),
-        (lambda: like(out_proj=False), "the output projection W_o was not applied."),
-        (lambda: L > 1 and like(heads="reshape"),
-         "heads were split with a plain reshape to (B, H, L, d_k); split as reshape(B, L, H, d_k) then "
-         "swap axes 1 and 2 (and merge with the inverse)."),
-    ]
-    found = [sentence for test, sentence in variants if test()]
-    return found[0] if len(found) == 1 else None
+    found = []
+    for index, (sentence, replay) in enumerate(FORWARD_MISTAKES):
+        alt = replay(call)
+        if alt is not None and close_enough(got, alt, tol):
+            found.append(index)
+    if len(found) != 1:
+        return None
+    sentence, replay = FORWARD_MISTAKES[found[0]]
+    forward = {s.wire["target"] for s in ctx.plan.steps if s.wire.get("op") == "method" and "x" in (s.meta or {})}
+    if not right_or_variant_in_every_call(ctx, lambda sub: replay(_forward_call(sub)), sorted(forward),
+                                          key=("forward", found[0])):
+        return None
+    return sentence.format(L=call["x"].shape[1], T=call["past"].shape[1])
 
 
 # -- judges for cache state ------------------------------------------------------------------------

@@ -1,0 +1,71 @@
+"""Confuser: the scores are scaled by a constant 0.25 (1/sqrt(16), written down from one example)
+instead of 1/sqrt(d_k). Where d_model = 16 that is 1/sqrt(d_model); where d_k = 4 it is 1/d_k (the
+scale applied twice); on a case where both hold (d_model 16, 4 heads) it is both, and where d_model
+= 12 and d_k = 6, neither. Its cause is a constant, not either formula.
+
+Must not name: "1/sqrt(d_model)", "divided by d_k"
+"""
+
+import math
+
+import torch
+
+
+SCALE = 0.25  # 1/sqrt(16): the d_model of the first example the author tried
+
+
+class CachedAttention:
+    """Causal multi-head self-attention that remembers past keys and values.
+
+    Attributes:
+        k_cache: None, or ``(B, H, T, d_k)`` keys of the ``T`` tokens seen so far (a tensor).
+        v_cache: None, or ``(B, H, T, d_k)`` values of those tokens.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        """Raises ``ValueError`` when ``d_model % num_heads != 0``."""
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model ({d_model}) must be divisible by num_heads ({num_heads})")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.k_cache = None
+        self.v_cache = None
+
+    def _split_heads(self, t: torch.Tensor) -> torch.Tensor:
+        B, L, _ = t.shape
+        return t.reshape(B, L, self.num_heads, self.d_k).transpose(1, 2)         # (B, H, L, d_k)
+
+    def forward(self, x, W_q, W_k, W_v, W_o, use_cache: bool = True) -> torch.Tensor:
+        """Attend from the new tokens ``x`` (B, L_new, D) to all tokens so far; returns (B, L_new, D).
+
+        With ``use_cache=False`` the call attends causally over ``x`` alone and leaves the cache as it is.
+
+        Raises:
+            ValueError: ``x``'s width is not ``d_model``.
+        """
+        B, L, D = x.shape
+        if D != self.d_model:
+            raise ValueError(f"x has width {D}, expected d_model={self.d_model}")
+        q = self._split_heads(x @ W_q)                             # (B, H, L, d_k)
+        k = self._split_heads(x @ W_k)                             # (B, H, L, d_k)
+        v = self._split_heads(x @ W_v)                             # (B, H, L, d_k)
+        if use_cache:
+            if self.k_cache is not None:
+                k = torch.cat([self.k_cache, k], dim=2)            # (B, H, T + L, d_k)
+                v = torch.cat([self.v_cache, v], dim=2)            # (B, H, T + L, d_k)
+            self.k_cache, self.v_cache = k, v
+        S = k.shape[2]                                             # keys visible: T + L
+        T = S - L                                                  # tokens cached before this call
+        att = q @ k.transpose(-2, -1) * SCALE                      # wrong: a fixed 1/sqrt(16)
+        allowed = torch.arange(S)[None, :] <= torch.arange(L)[:, None] + T   # (L, S) bottom-right causal
+        att = att.masked_fill(~allowed, float("-inf"))             # every row keeps its diagonal: finite max
+        att = torch.softmax(att, dim=-1)                           # (B, H, L, S)
+        y = att @ v                                                # (B, H, L, d_k)
+        y = y.transpose(1, 2).reshape(B, L, D)                     # (B, L, D) heads merged
+        return y @ W_o                                             # (B, L, D)
+
+    def clear_cache(self) -> None:
+        """Forget every cached token (start a new sequence)."""
+        self.k_cache = None
+        self.v_cache = None
