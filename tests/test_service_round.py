@@ -1,8 +1,8 @@
 """A hiring round's tools on the live service (issue 21): a notebook upload, and a regrade after a fix.
 
 The round is graded by a server whose exercises are a temporary copy ($GRADER_HOME) with a grader
-bug: softmax's API rules wrongly forbid ``numpy.max`` (version 1.0.0), so correct files score 0. The
-fix (``forbidden_names = []``, version 1.0.1) is deployed by restarting the server on the same
+bug: softmax's API rules wrongly forbid ``numpy.max`` (softmax's current version), so correct files
+score 0. The fix (``forbidden_names = []``, the next patch version) is deployed by restarting the server on the same
 database; the interviewer regrades the cohort, reads the change table, and chooses which
 scorecards stand. Both scorecards are kept. SQLite and PostgreSQL."""
 
@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import time
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.service
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = (ROOT / "submissions/samples/softmax/correct_logsumexp.py").read_bytes()
 BUGGY_RULE = 'forbidden_names = ["numpy.max"]'
+VERSION = tomllib.loads((ROOT / "exercises/softmax/exercise.toml").read_text())["version"]  # the buggy one
+FIXED = ".".join(VERSION.split(".")[:-1] + [str(int(VERSION.split(".")[-1]) + 1)])  # the fix's patch bump
 
 
 def _notebook() -> bytes:
@@ -56,7 +59,7 @@ def _home(base: Path) -> Path:
 def _fix(home: Path) -> None:
     toml = home / "exercises" / "softmax" / "exercise.toml"
     toml.write_text(toml.read_text().replace(BUGGY_RULE, "forbidden_names = []").replace(
-        'version = "1.0.0"', 'version = "1.0.1"', 1))
+        f'version = "{VERSION}"', f'version = "{FIXED}"', 1))
 
 
 @pytest.fixture(scope="module", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
@@ -142,7 +145,7 @@ def test_regrade_after_a_fix_keeps_both_and_the_interviewer_chooses(round_):
     py = rows[subs["py"]]
     assert (py["score_before"], py["score_after"]) == (0, 16) and py["changed"]
     assert {(c["before"], c["after"]) for c in py["checks"]} == {("forbidden", "passed")}
-    assert "exercise version changed: 1.0.0 -> 1.0.1" in py["notes"]
+    assert f"exercise version changed: {VERSION} -> {FIXED}" in py["notes"]
     assert rows[subs["nb"]]["score_after"] == 16
     assert not rows[subs["bad"]]["changed"] and rows[subs["bad"]]["status_after"] == "compile_error"
 
@@ -154,7 +157,7 @@ def test_regrade_after_a_fix_keeps_both_and_the_interviewer_chooses(round_):
     assert summary()[subs["py"]] == 16
     assert _card(live, subs["py"], round_["a"]["token"], view="candidate")["score"] == 16
     assert post(f"{live.url}/api/cohorts/{cid}/standing", headers=i, json={"regrade_id": None}).status_code == 200
-    assert summary()[subs["py"]] == 0 and _card(live, subs["py"])["exercise"]["version"] == "1.0.0"
+    assert summary()[subs["py"]] == 0 and _card(live, subs["py"])["exercise"]["version"] == VERSION
 
     # the pages: the cohort's button, the change table, the two choices
     cohort_page = get(f"{live.url}/interviewer/cohorts/{cid}", headers=i).text
