@@ -3,7 +3,8 @@
 A mistake file may carry, after its ``Must fail:`` line, a ``Source: <URL>`` line (a GitHub issue,
 pull request, commit or file, or a web page) and one line saying what that source shows
 (docs/mistakes.md, "Where a mistake comes from"). These tests check the form of every such line and
-that each of the ten original exercises has at least five mutants backed by a public source.
+that every exercise (the ten original ones and the efficient variants) has at least five mutants
+backed by a public source.
 """
 import ast
 import re
@@ -15,6 +16,7 @@ import pytest
 EXERCISES = Path(__file__).resolve().parents[1] / "exercises"
 ORIGINAL_TEN = ("softmax", "attention_scores", "mha", "causal_mask", "kv_cache", "gqa",
                 "positional_encoding", "rope", "transformer_block", "flash_attention")
+ALL_EXERCISES = tuple(sorted(p.parent.name for p in EXERCISES.glob("*/exercise.toml")))
 SOURCE_LINE = re.compile(r"^Source:\s*(\S.*?)\s*$", re.MULTILINE)
 # owner/name, then what GitHub calls the page: an issue, a pull request, a commit or a file
 GITHUB_PATH = re.compile(r"^/[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+/"
@@ -70,8 +72,12 @@ def test_every_source_is_a_well_formed_url_with_a_line_on_what_it_shows(path):
     assert source_problems(_doc(path)) == []
 
 
-@pytest.mark.parametrize("exercise_id", ORIGINAL_TEN)
-def test_each_original_exercise_has_five_mutants_with_a_public_source(exercise_id):
+def test_the_bank_covers_the_original_ten_and_the_efficient_variants():
+    assert set(ORIGINAL_TEN) | {"linear_attention", "sliding_window_attention"} <= set(ALL_EXERCISES)
+
+
+@pytest.mark.parametrize("exercise_id", ALL_EXERCISES)
+def test_each_exercise_has_five_mutants_with_a_public_source(exercise_id):
     sourced = [p.stem for p in EXERCISES.glob(f"{exercise_id}/mistakes*/*.py") if SOURCE_LINE.search(_doc(p))]
     assert len(sourced) >= 5, f"{exercise_id}: {len(sourced)} mutants name a public source: {sorted(sourced)}"
 

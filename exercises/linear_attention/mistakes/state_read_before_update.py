@@ -1,6 +1,11 @@
 """the causal state was read before token i was added to it: query i saw keys j < i (an exclusive prefix sum), not j <= i; in the RNN view (Katharopoulos et al. 2020, eq. 10-12) S_i = S_(i-1) + phi(k_i) v_i^T comes first, then out_i = phi(q_i)^T S_i / phi(q_i)^T z_i (and row 0 sees no key at all).
 
 Must fail: causal
+
+Source: https://github.com/open-lm-engine/lm-engine/pull/496
+A review of the pull request flags its token-by-token linear attention reference, which computes
+y[:, s] = q[:, s] @ h0 before h0 = h0 + k[:, s] v[:, s]^T: each query reads the state before its own
+token is added, so token s never attends to itself.
 """
 PATCH = [("        S = np.cumsum(phi_k[..., :, None] * v[..., None, :], axis=2)  # (B, H, L, d_k, d_v): S_i, j <= i\n"
           "        z = np.cumsum(phi_k, axis=2)                            # (B, H, L, d_k): z_i\n",
