@@ -583,3 +583,25 @@ def test_kv_cache_one_over_sqrt_d_model_is_still_named(track, bank, tmp_path, mo
     named = [m for m in failed(card).values() if m.startswith("Likely mistake: ") and "1/sqrt(d_model)" in m]
     assert len(named) >= 3, failed(card)
     assert any(c.details.get("mistake") for c in card.checks) is bank
+
+
+# -- softmax: NaN on an all -inf slice ---------------------------------------------------------------
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+@pytest.mark.parametrize("bank", [True, False])
+def test_softmax_an_unguarded_shift_is_not_told_its_nan_is_zero_over_zero(track, bank, monkeypatch):
+    """The textbook stable softmax gets NaN on an all -inf slice from x - max = -inf - (-inf), before
+    any division; the bank's sentence and the hint said "(0/0)", the mechanism of a guarded shift
+    with an unguarded division only. Both now name the two ways (the evidence, NaN exactly on those
+    slices, does not tell them apart), with the bank's replay and without it (the hint)."""
+    if not bank:
+        import grader.grading.grade as grade_module  # noqa: PLC0415
+
+        monkeypatch.setattr(grade_module, "apply_bank", lambda exercise, plan, seed, device, checks, *a, **k: checks)
+    path = confuser("softmax", "max_shift_unguarded", track)
+    card = grade("softmax", path, track)
+    assert_no_wrong_name(card, path)
+    message = failed(card)["all_neg_inf"]
+    assert message.startswith("Likely mistake: a slice that is entirely -inf gave NaN"), message
+    assert "-inf - (-inf)" in message and "0/0" in message and "gave NaN (0/0)" not in message
+    assert any(c.details.get("mistake") == "nan_all_neg_inf" for c in card.checks) is bank

@@ -46,7 +46,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             all_neg_inf = np.all(np.isneginf(x), axis=ax, keepdims=True) & np.ones_like(x, dtype=bool)
         if (nan & all_neg_inf).any() and not (nan & ~all_neg_inf).any():
             # evidence: the NaN lie exactly in the slices that are entirely -inf, nowhere else
-            return ("a slice that is entirely -inf gave NaN (0/0); return zeros for such a slice, "
+            # which pass made the NaN is not evidenced (x - max = -inf - (-inf), or 0/0 after a guarded
+            # shift): the sentence names both (confuser max_shift_unguarded)
+            return ("a slice that is entirely -inf gave NaN (its max is -inf, so x - max is -inf - (-inf) = NaN; "
+                    "shifted by 0 instead, its exponentials sum to 0 and give 0/0); return zeros for such a slice, "
                     "e.g. by replacing a non-finite max with 0 and dividing only where the sum is > 0.")
     if nan.any() or np.isinf(got).any():
         return _nonfinite_hint(x, ax, axis, got, tol)
