@@ -605,3 +605,25 @@ def test_softmax_an_unguarded_shift_is_not_told_its_nan_is_zero_over_zero(track,
     assert message.startswith("Likely mistake: a slice that is entirely -inf gave NaN"), message
     assert "-inf - (-inf)" in message and "0/0" in message and "gave NaN (0/0)" not in message
     assert any(c.details.get("mistake") == "nan_all_neg_inf" for c in card.checks) is bank
+
+
+# -- kv_cache: a cache scaled by a constant ------------------------------------------------------------
+
+def test_kv_cache_a_constant_folded_into_the_keys_is_not_called_divided_by_sqrt_d_k():
+    """Keys cached times a fixed 0.5: on the d_k = 4 sequences that is the true cache divided by
+    sqrt(d_k), on the d_k = 8 ones it is not; the hint now needs every read of the attribute in the
+    run to be right or scaled by its own d_k's factor."""
+    path = confuser("kv_cache", "key_scale_folded_fixed")
+    card = grade("kv_cache", path)
+    assert_no_wrong_name(card, path)
+    assert {"cache_contents", "long_sequence", "chunked_prefill"} <= set(failed(card))
+    assert not any("sqrt(d_k)" in m for m in failed(card).values())
+
+
+def test_kv_cache_keys_cached_divided_by_sqrt_d_k_are_still_named(tmp_path):
+    path = edited_confuser("kv_cache", "key_scale_folded_fixed", "* KEY_SCALE ", "/ math.sqrt(self.d_k)",
+                           tmp_path)
+    fails = failed(grade("kv_cache", path))
+    assert set(fails) == {"cache_contents", "long_sequence"}, fails  # the output is right: only the cache
+    for check in ("cache_contents", "long_sequence"):
+        assert fails[check].startswith("Likely mistake: the cached k-projections are divided by sqrt(d_k)")
