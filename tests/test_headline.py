@@ -56,6 +56,32 @@ def test_one_named_mistake_is_one_entry_with_its_checks_points_and_greatest_diff
     assert public[0]["difference"]["check"] == "c"
 
 
+def test_a_hand_written_hint_is_the_headline_of_every_check_it_explains():
+    """A cause named by a check's own hint (no bank mistake) leads its entry, across case kinds and
+    whatever the checks' own sentences; a check without the hint keeps its symptom's entry."""
+    hint = "the cached k-projections are divided by sqrt(d_k); cache the plain projections and scale the scores."
+    checks = [
+        _check("contents", message=f"Likely mistake: {hint}\n'k_cache' is not close to the expected values.\n"
+                                   "Greatest absolute difference: 1.44 at index (1, 1, 3, 0) (got 1, expected 2)",
+               max_abs_diff=1.44, case="contents: k_cache after 6 tokens"),
+        _check("long", max_points=2, message=f"Likely mistake: {hint}\n'v_cache' is not close to the expected values.\n"
+                                             "Greatest absolute difference: 1.7 at index (0, 0, 34, 1) (got 1, expected 2)",
+               max_abs_diff=1.7, case="long: k_cache after 40 tokens"),
+        _check("chunked", message="'output' is not close to the expected values.", case="chunked: forward"),
+        _check("symptom", message="The output does not sum to 1 along axis -1.\n'output' is not close",
+               case="chunked: forward"),
+    ]
+    entries = mistakes_of(checks)
+    assert [(e["name"], e["message"], e["checks"], e["points_lost"]) for e in entries] == [
+        (None, hint, ["contents", "long"], 3.0),
+        (None, "'output' is not close to the expected values.", ["chunked"], 1.0),
+        (None, "The output does not sum to 1 along axis -1.", ["symptom"], 1.0)]
+    assert entries[0]["difference"]["check"] == "long" and "1.7 at index" in entries[0]["difference"]["text"]
+    # the candidate's section: a hint on a hidden check is never a headline
+    hidden = [_check("h", visibility="hidden", message=f"Likely mistake: {hint}\nx")] + checks[2:3]
+    assert [e["checks"] for e in candidate_mistakes(hidden)] == [["chunked"]]
+
+
 def test_not_run_checks_say_the_status_once():
     status = "The file does not compile: SyntaxError (line 4): '(' was never closed\n    f(x\n     ^"
     checks = [_check(i, message="Not run: the file does not compile (see the status).") for i in "abc"]

@@ -7,9 +7,13 @@ pytest's short summary lead with one line per problem). The section is built fro
 * a check that cost points and carries ``details["mistake"]`` (a mistake of the bank, named by
   replay in ``grader.grading.diagnosis``, or ``forbidden_api``) joins that mistake's entry, whose
   message is the mistake's diagnosis (``details["diagnosis"]``);
+* a check whose message leads with a hand-written hint (``Likely mistake: ...``, said only with
+  evidence of its cause, docs/mistakes.md) joins that hint's entry, whose message is the hint: the
+  cause is the headline, across every kind of case that showed it. ``name`` is None (no bank
+  mistake);
 * the other checks that cost points are grouped by what they share: the first line of their message
-  (without a "Likely mistake:" line) and the kind of case that showed it (``details["case"]`` up to
-  its first colon, e.g. ``self-attention``). Their entries have ``name`` None.
+  and the kind of case that showed it (``details["case"]`` up to its first colon, e.g.
+  ``self-attention``). Their entries have ``name`` None.
 * a check that says it was not run (``Not run: ...``: the file did not compile, the sandbox crashed)
   points at the status; its entry carries the status message, said once.
 
@@ -31,6 +35,13 @@ def first_line(message: str) -> str:
         if line.strip() and not line.startswith("Likely mistake:"):
             return line.strip()
     return ""
+
+
+def hint_of(message: str) -> str:
+    """The hand-written hint a check's message leads with (the text after ``Likely mistake:`` on its
+    first line), or ""."""
+    first = message.split("\n", 1)[0]
+    return first[len("Likely mistake:"):].strip() if first.startswith("Likely mistake:") else ""
 
 
 def _case_kind(details: dict) -> str:
@@ -83,6 +94,9 @@ def mistakes_of(checks: Iterable, status_message: str = "") -> tuple[dict, ...]:
         if name:
             key = ("named", str(name))
             message = str(c.details.get("diagnosis") or first_line(c.message))
+        elif hint_of(c.message):
+            key = ("hint", hint_of(c.message))
+            message = hint_of(c.message)
         elif c.message.startswith(NOT_RUN):
             key = ("not_run", first_line(c.message))
             message = status_message.strip() or first_line(c.message)
