@@ -627,3 +627,18 @@ def test_kv_cache_keys_cached_divided_by_sqrt_d_k_are_still_named(tmp_path):
     assert set(fails) == {"cache_contents", "long_sequence"}, fails  # the output is right: only the cache
     for check in ("cache_contents", "long_sequence"):
         assert fails[check].startswith("Likely mistake: the cached k-projections are divided by sqrt(d_k)")
+
+
+# -- transformer_block: near misses of the replayed mistakes --------------------------------------------
+
+@pytest.mark.parametrize("name, cause", [
+    ("layernorm_eps_one_millionth", "eps"), ("gelu_sigmoid_approximation", "GELU"),
+    ("residual_halved", "residual")])
+def test_transformer_block_near_misses_get_no_replayed_name(name, cause):
+    """A wrong eps inside the root, the sigmoid GELU and a halved residual sit near the replays of eps
+    outside the root, the tanh GELU and a missing residual; none is either, and none gets a name."""
+    path = confuser("transformer_block", name)
+    card = grade("transformer_block", path)
+    assert_no_wrong_name(card, path)
+    assert {"values", "float64"} <= set(failed(card))
+    assert not any(m.startswith("Likely mistake") for m in failed(card).values()), cause

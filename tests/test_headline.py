@@ -82,6 +82,19 @@ def test_a_hand_written_hint_is_the_headline_of_every_check_it_explains():
     assert [e["checks"] for e in candidate_mistakes(hidden)] == [["chunked"]]
 
 
+def test_cases_that_name_no_kind_group_by_their_sentence_alone():
+    """transformer_block's cases are described by their shapes ("x (2, 6, 16), num_heads=4"): one wrong
+    block failed nine output checks and read as nine entries, one per shape; they now share one."""
+    msg = "'output' is not close to the expected values.\nGreatest absolute difference: {} at index (0,) (got 1)"
+    checks = [_check(f"c{n}", message=msg.format(n), max_abs_diff=float(n), case=f"x (2, {n}, 16), num_heads=4")
+              for n in range(1, 5)]
+    checks.append(_check("grad", message="'gradient of x' is not close to the expected values.",
+                         case="x (2, 5, 8), gradients of x"))
+    entries = mistakes_of(checks)
+    assert [(e["checks"], e["points_lost"]) for e in entries] == [(["c1", "c2", "c3", "c4"], 4.0), (["grad"], 1.0)]
+    assert entries[0]["difference"]["check"] == "c4"
+
+
 def test_not_run_checks_say_the_status_once():
     status = "The file does not compile: SyntaxError (line 4): '(' was never closed\n    f(x\n     ^"
     checks = [_check(i, message="Not run: the file does not compile (see the status).") for i in "abc"]

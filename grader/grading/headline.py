@@ -13,7 +13,7 @@ pytest's short summary lead with one line per problem). The section is built fro
   mistake);
 * the other checks that cost points are grouped by what they share: the first line of their message
   and the kind of case that showed it (``details["case"]`` up to its first colon, e.g.
-  ``self-attention``). Their entries have ``name`` None.
+  ``self-attention``; none where the case names no kind). Their entries have ``name`` None.
 * a check that says it was not run (``Not run: ...``: the file did not compile, the sandbox crashed)
   points at the status; its entry carries the status message, said once.
 
@@ -45,8 +45,11 @@ def hint_of(message: str) -> str:
 
 
 def _case_kind(details: dict) -> str:
+    """The kind of case a check's details name: its ``case`` up to the first colon ("self-attention:
+    query (2, 6, 16)" -> "self-attention"). A case that names no kind ("x (2, 6, 16), num_heads=4")
+    has none (""), so its checks group by their sentence alone rather than one entry per shape."""
     case = details.get("case")
-    return str(case).split(":", 1)[0].strip() if case else ""
+    return str(case).split(":", 1)[0].strip() if case and ":" in str(case) else ""
 
 
 def _difference(checks: list) -> dict | None:
