@@ -29,6 +29,15 @@ ONE_PATH_MUTANTS = [
     ("sliding_window_attention", "numpy", "cross_lengths_full_scores", "memory_scaling"),
     ("sliding_window_attention", "torch", "cross_lengths_full_scores", "flops_scaling"),
     ("sliding_window_attention", "numpy", "cross_lengths_full_scores", "flops_scaling"),
+    # linear_attention judges the sum of its two paths (causal and not): an L x L matrix on either alone
+    ("linear_attention", "numpy", "causal_quadratic_detour", "flops_scaling"),
+    ("linear_attention", "numpy", "causal_quadratic_detour", "memory_scaling"),
+    ("linear_attention", "torch", "causal_quadratic_detour", "flops_scaling"),
+    ("linear_attention", "torch", "causal_quadratic_detour", "memory_scaling"),
+    ("linear_attention", "numpy", "quadratic_detour", "flops_scaling"),
+    ("linear_attention", "numpy", "quadratic_detour", "memory_scaling"),
+    ("linear_attention", "torch", "quadratic_detour", "flops_scaling"),
+    ("linear_attention", "torch", "quadratic_detour", "memory_scaling"),
 ]
 
 
