@@ -195,6 +195,29 @@ def test_ctrl_c_keeps_finished_scorecards_and_leaves_no_sandbox(tmp_path):
     assert not [p for p in scratch.iterdir() if p.name.startswith("grade-process-")]
 
 
+def test_a_stopped_batch_removes_the_warm_folders_of_workers_that_are_gone(tmp_path, monkeypatch):
+    """A worker killed past its grace period (a loaded machine) cannot discard its warm pool; its
+    runners exit on end of file but their folders stayed (CI: two grade-process-warm-<pid>-* folders
+    after Ctrl-C). The parent sweeps, once its workers are reaped, the warm folders of both backends
+    whose owning process is gone, and none of a live one."""
+    import tempfile
+
+    from grader.cohort.executors import _sweep_dead_workers_folders
+    from grader.sandbox.docker import WARM_PREFIX as DOCKER_WARM
+    from grader.sandbox.process import WARM_PREFIX as PROCESS_WARM
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # reaped: its pid is free
+    dead = [tmp_path / f"{PROCESS_WARM}{gone.pid}-abc", tmp_path / f"{DOCKER_WARM}{gone.pid}-def"]
+    live = [tmp_path / f"{PROCESS_WARM}{os.getpid()}-ghi", tmp_path / "grade-process-1-other"]
+    for folder in dead + live:
+        (folder / "input").mkdir(parents=True)
+    removed = _sweep_dead_workers_folders()
+    assert sorted(removed) == sorted(str(f) for f in dead)
+    assert [f.exists() for f in dead + live] == [False, False, True, True]
+
+
 def test_a_warm_batch_grades_as_a_cold_one(tmp_path):
     """`grade batch --warm`: each submission after the first takes a sandbox the pool started ahead
     (one per submission), and its scorecard says what the cold run's says: status, score, every

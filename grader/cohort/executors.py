@@ -197,6 +197,24 @@ def _discard_warm_pool() -> None:
             pass
 
 
+def _sweep_dead_workers_folders() -> list[str]:
+    """Remove the warm sandboxes' folders of grading processes that are gone (both backends' prefixes).
+
+    A worker told to stop discards its warm pool before it exits, but one killed past the grace period
+    (a loaded machine: a start in flight, discards waiting on their readers) cannot; its waiting
+    runners exit on end of file, their folders stay. The parent calls this once its workers are
+    joined (reaped, so their pids are gone). Returns the folders removed."""
+    from grader.sandbox.base import sweep_orphan_folders  # noqa: PLC0415
+    from grader.sandbox.process import WARM_PREFIX as PROCESS_WARM  # noqa: PLC0415
+
+    removed = sweep_orphan_folders(PROCESS_WARM)
+    try:
+        from grader.sandbox.docker import WARM_PREFIX as DOCKER_WARM  # noqa: PLC0415
+    except ImportError:  # the docker SDK is missing: no docker sandbox was ever started
+        return removed
+    return removed + sweep_orphan_folders(DOCKER_WARM)
+
+
 def _stop_worker(_signum, _frame) -> None:
     global _STOPPING  # noqa: PLW0603 - the one flag a signal handler may set
     if not _STOPPING:
@@ -332,6 +350,8 @@ class LocalExecutor(Executor):
                 proc.kill()
                 proc.join(timeout=1)
         self.close()
+        if self.warm:
+            _sweep_dead_workers_folders()
         late = []
         for fut, index in self._futures.items():
             if fut in self._seen or not fut.done() or fut.cancelled() or fut.exception() is not None:
