@@ -87,8 +87,10 @@ def round_(request, tmp_path_factory):
             subs[key] = r.json()["id"]
         for key, token in (("py", a["token"]), ("nb", b["token"]), ("bad", b["token"])):
             assert wait_final(live.url, token, subs[key])["status"] == "graded"
-        yield {"live": live, "home": home, "url": url, "base": base, "cohort": cohort["id"], "a": a, "b": b,
-               "subs": subs}
+        state = {"live": live, "home": home, "url": url, "base": base, "cohort": cohort["id"], "a": a, "b": b,
+                 "subs": subs}
+        yield state
+        live = state["live"]  # a test restarts the server (a deployed fix): stop the one running now
     finally:
         if live:
             live.stop()
