@@ -642,3 +642,18 @@ def test_transformer_block_near_misses_get_no_replayed_name(name, cause):
     assert_no_wrong_name(card, path)
     assert {"values", "float64"} <= set(failed(card))
     assert not any(m.startswith("Likely mistake") for m in failed(card).values()), cause
+
+
+# -- flash_attention: near misses of the replayed mistakes ----------------------------------------------
+
+@pytest.mark.parametrize("name, check", [("causal_bound_top_left", "causal_bottom_right"),
+                                         ("inverse_rescale", "values")])
+def test_flash_near_misses_get_no_replayed_name(name, check):
+    """A causal loop bounded top-left (it skips the blocks of the offset, one block only where the offset
+    is one block) and a rescale by the inverse factor (sum and output both rescaled, wrongly) sit near
+    causal_block_short and the unrescaled sum/output; none of those is named."""
+    path = confuser("flash_attention", name, "numpy")
+    card = grade("flash_attention", path, "numpy")
+    assert_no_wrong_name(card, path)
+    assert check in failed(card)
+    assert not any(m.startswith("Likely mistake") for m in failed(card).values())

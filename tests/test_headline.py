@@ -90,8 +90,12 @@ def test_cases_that_name_no_kind_group_by_their_sentence_alone():
               for n in range(1, 5)]
     checks.append(_check("grad", message="'gradient of x' is not close to the expected values.",
                          case="x (2, 5, 8), gradients of x"))
+    # a description with a colon further on is no kind either (flash_attention's cross-length cases)
+    checks.insert(2, _check("cross", message=msg.format(0.5), max_abs_diff=0.5,
+                            case="q (2, 2, 5, 8), k/v (2, 2, 17, 8), causal=True, L_q < L_k: query i sees j <= i + 12"))
     entries = mistakes_of(checks)
-    assert [(e["checks"], e["points_lost"]) for e in entries] == [(["c1", "c2", "c3", "c4"], 4.0), (["grad"], 1.0)]
+    assert [(e["checks"], e["points_lost"]) for e in entries] == [(["c1", "c2", "cross", "c3", "c4"], 5.0),
+                                                                  (["grad"], 1.0)]
     assert entries[0]["difference"]["check"] == "c4"
 
 

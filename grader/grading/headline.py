@@ -24,9 +24,11 @@ Entries are ordered by points lost, most first, then by the first check's place 
 
 from __future__ import annotations
 
+import re
 from typing import Iterable
 
 NOT_RUN = ("Not run", "Not graded")
+_KIND = re.compile(r"[\w][\w \-]{0,39}")
 
 
 def first_line(message: str) -> str:
@@ -46,10 +48,14 @@ def hint_of(message: str) -> str:
 
 def _case_kind(details: dict) -> str:
     """The kind of case a check's details name: its ``case`` up to the first colon ("self-attention:
-    query (2, 6, 16)" -> "self-attention"). A case that names no kind ("x (2, 6, 16), num_heads=4")
-    has none (""), so its checks group by their sentence alone rather than one entry per shape."""
-    case = details.get("case")
-    return str(case).split(":", 1)[0].strip() if case and ":" in str(case) else ""
+    query (2, 6, 16)" -> "self-attention"), when that is a short label (words, spaces, hyphens). A
+    case that names no kind ("x (2, 6, 16), num_heads=4") has none (""), so its checks group by their
+    sentence alone rather than one entry per shape."""
+    case = str(details.get("case") or "")
+    kind = case.split(":", 1)[0].strip() if ":" in case else ""
+    # a label ("self-attention", "chunked"), not a description that has a colon further on ("q (2, 2,
+    # 5, 8), k/v (2, 2, 17, 8), causal=True, L_q < L_k: query i sees ...")
+    return kind if _KIND.fullmatch(kind) else ""
 
 
 def _difference(checks: list) -> dict | None:
