@@ -657,3 +657,43 @@ def test_flash_near_misses_get_no_replayed_name(name, check):
     assert_no_wrong_name(card, path)
     assert check in failed(card)
     assert not any(m.startswith("Likely mistake") for m in failed(card).values())
+
+
+# -- softmax: an axis ignored on some calls only ---------------------------------------------------------
+
+def test_softmax_an_axis_ignored_for_3d_inputs_only_is_not_called_ignored_always():
+    """The bank's ignores_axis reproduced this file's 3-D cases and was named on three checks, though
+    the file gets the 2-D axis=0 cases right; a lone mutant is now refused when its values are wrong
+    on a call of the same function that the candidate got right (and so is the hand-written hint)."""
+    path = confuser("softmax", "axis_ignored_for_3d")
+    card = grade("softmax", path)
+    assert_no_wrong_name(card, path)
+    assert {"axes", "float64", "non_contiguous"} <= set(failed(card))
+    assert not any("ignored" in m for m in failed(card).values())
+
+
+def test_softmax_an_axis_ignored_always_is_one_headline_beside_another_mistake():
+    """bug_ignores_axis also gives NaN on an all -inf slice, so no lone mutant explains it; the hint
+    names the ignored axis once for every axis it was asked (it said 'axis 1 instead of axis 0' on one
+    case and 'axis 2 instead of axis 1' on another: two headlines for one mistake)."""
+    path = ROOT / "submissions/samples/softmax/bug_ignores_axis.py"
+    card = grade("softmax", path)
+    headlines = [m["message"] for m in card.mistakes]
+    assert headlines.count("the axis argument is ignored: the softmax is always taken over the last axis.") == 1
+    assert not any("instead of axis" in h for h in headlines), headlines
+    assert len(headlines) == 2 and "entirely -inf gave NaN" in headlines[1]
+
+
+def test_only_calls_of_the_same_function_can_contradict_a_mutant():
+    """``_same_function``: the passed steps that may contradict a lone mutant call what a failed step
+    calls (attention_scores: a mistake in scaled_dot_product_attention alone is not contradicted by
+    compute_attention_scores' right answers, which a mutant patching a shared helper may get wrong)."""
+    from grader.grading.grade import _same_function, build_plan  # noqa: PLC0415
+
+    plan = build_plan(get_exercise("attention_scores"), 5)
+    calls = {}
+    for step in plan.steps:
+        calls.setdefault(step.wire.get("target"), []).append(step.id)
+    sdpa, scores = calls["scaled_dot_product_attention"], calls["compute_attention_scores"]
+    same = _same_function(plan, sdpa[:1], sdpa[1:] + scores)
+    assert same == sdpa[1:] and not set(same) & set(scores)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.judges import (JudgeContext, Outcome, Symptom, all_of, close, dtype_preserved, failure_from_exception,
-                           gradients_close, inputs_unchanged, output_array)
+                           gradients_close, holds_in_every_call, inputs_unchanged, output_array)
 from grader.judge.verdicts import Verdict
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.tolerance import Tolerance
@@ -55,6 +55,10 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         return _nonfinite_hint(x, ax, axis, got, tol)
     for other in range(x.ndim):
         if other != ax and close_enough(got, _softmax64(x, other), tol):
+            if other == x.ndim - 1 and holds_in_every_call(ctx, _right_or_last_axis):
+                # evidence: every call of the run is right or normalised over its last axis, whatever
+                # axis it asked for: one cause, said once for every case that shows it
+                return IGNORES_AXIS
             return f"normalised over axis {other} instead of axis {axis}."
     with np.errstate(invalid="ignore", over="ignore"):
         sums = got.astype(np.float64).sum(axis=ax)
@@ -68,6 +72,24 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
             return "the exponentials were not divided by their sum along the axis."
         return Symptom(f"The output does not sum to 1 along axis {axis}.")  # a symptom, no cause
     return None
+
+
+IGNORES_AXIS = "the axis argument is ignored: the softmax is always taken over the last axis."
+
+
+def _right_or_last_axis(sub: JudgeContext, out: np.ndarray) -> bool:
+    """Another softmax call's output is the softmax over its input's last axis, whatever axis it asked
+    for (within 1e-3 relative: where the axes differ the two differ by far more). A call that asked
+    for another axis and got it right contradicts "always" (an axis ignored for 3-D inputs only); an
+    output with NaN/inf is another mistake's and no evidence either way."""
+    x = np.asarray(sub.arg(0))
+    axis = sub.arg(1) if len(sub.step.wire["args"]) > 1 else -1
+    if out.shape != x.shape or not isinstance(axis, int):
+        return False
+    if not np.isfinite(out).all():
+        return True
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.allclose(out.astype(np.float64), _softmax64(x, x.ndim - 1), rtol=1e-3, atol=1e-5))
 
 
 def _unshifted(x: np.ndarray, ax: int, dtype: np.dtype) -> np.ndarray:

@@ -379,7 +379,7 @@ def narrowed(names: list[str], passed_anywhere: list[str], all_steps: list[str],
 def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, StepResult],
                  mutants: dict[str, RunResults], expected: dict[str, StepResult],
                  golden: dict[str, StepResult], passed_anywhere: list[str] = (),
-                 error_ratio: float | None = None) -> bool:
+                 error_ratio: float | None = None, right_in_same_function: list[str] = ()) -> bool:
     """Whether mutant ``name`` gets right a case the candidate got wrong in its values (``failed_anywhere``:
     the failed or errored value steps of every check): the mutant passes it, and the candidate's
     result is not the mutant's (values only; a wrong dtype or an input modified in place is another
@@ -398,8 +398,23 @@ def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, Ste
     there (``_shares_a_wrong_value``): a fixed base of 100 gives, at the default base 10000, exactly
     rope's base^(-i/d), and with base=500 neither the answer nor that mutant's on any element.
     ``error_ratio``: the mutant's, as for ``explaining`` (a mistake defined only up to rounding at a
-    lower precision is the candidate's within that ratio)."""
+    lower precision is the candidate's within that ratio).
+
+    And where the mutant's values are wrong on a case of the same function (``right_in_same_function``:
+    passed value steps of a function the candidate failed elsewhere) that the candidate got right, its
+    values not the mutant's: the mistake is the candidate's on some calls only, so the mutant's sentence
+    ("the axis argument is ignored: always the last axis") says more than the run shows (a softmax
+    that ignores the axis of 3-D inputs only). Other functions are not counted: a mutant patching a
+    helper two functions share may carry the mistake into one the candidate wrote apart."""
     run = mutants[name]
+    for s in right_in_same_function:
+        m, c = run.steps.get(s), candidate.get(s)
+        if (m is None or c is None or _raised(m) is not None or _raised(expected[s]) is not None
+                or not expected[s].report.get("ok")):
+            continue
+        if not passes(m, expected[s], golden[s]) and \
+                not _arrays_match(c, m, expected[s], golden[s], strict=False, error_ratio=error_ratio):
+            return True
     for s in passed_anywhere:
         m = run.steps.get(s)
         if (m is not None and _raised(m) is not None and expected[s].report.get("ok")

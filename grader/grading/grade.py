@@ -606,6 +606,19 @@ def _value_cases(plan: Plan, step_verdicts: dict[str, list[tuple[str, Verdict]]]
             [sid for sid, v in cases if v == Verdict.PASSED])
 
 
+def _same_function(plan: Plan, failed: list[str], passed: list[str]) -> list[str]:
+    """The ``passed`` steps that call a function (or method, or attribute) some ``failed`` step calls
+    too: the same ``op``, ``target`` and ``name`` on the wire."""
+    by_id = {s.id: s for s in plan.steps}
+
+    def key(sid: str) -> tuple:
+        wire = by_id[sid].wire
+        return wire.get("op"), wire.get("target"), wire.get("name")
+
+    failing = {key(sid) for sid in failed if sid in by_id}
+    return [sid for sid in passed if sid in by_id and key(sid) in failing]
+
+
 def _mutant_keys(exercise: Exercise, seed: int, device: str) -> "reference_cache.MutantKeys | None":
     """The on-disk cache's names for this exercise's mutants at (seed, device), or None when the
     cache is off or the exercise's files cannot be read (then mutants are run, as without a cache)."""
@@ -667,6 +680,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
                                        exercise.mistakes, plan, disk=_mutant_keys(exercise, seed, device))
     by_name = {m.name: m for m in exercise.mistakes}
     failed_anywhere, passed_anywhere = _value_cases(plan, step_verdicts)
+    right_in_same_function = _same_function(plan, failed_anywhere, passed_anywhere)
     all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
     out = []
     for check in checks:
@@ -687,7 +701,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
                                        (strict or expected).steps, golden.steps, ratios) or names
         if len(names) == 1 and diagnosis.contradicted(names[0], failed_anywhere, results.steps, mutants,
                                                       expected.steps, golden.steps, passed_anywhere,
-                                                      ratios.get(names[0])):
+                                                      ratios.get(names[0]), right_in_same_function):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))
