@@ -697,3 +697,53 @@ def test_only_calls_of_the_same_function_can_contradict_a_mutant():
     sdpa, scores = calls["scaled_dot_product_attention"], calls["compute_attention_scores"]
     same = _same_function(plan, sdpa[:1], sdpa[1:] + scores)
     assert same == sdpa[1:] and not set(same) & set(scores)
+
+
+# -- found by a hunt for wrong names (issue 24): each was named wrongly before ----------------------------
+
+@pytest.mark.parametrize("exercise_id, track, name, check", [
+    ("attention_scores", "numpy", "max_shift_unguarded", "fully_masked_rows"),
+    ("attention_scores", "torch", "max_shift_unguarded", "fully_masked_rows"),
+    ("gqa", "numpy", "max_shift_unguarded", "fully_masked_rows"),
+    ("sliding_window_attention", "torch", "division_unguarded", "fully_masked_rows"),
+    ("flash_attention", "torch", "final_division_unguarded", "causal_bottom_right")])
+def test_nan_on_rows_that_see_no_key_names_both_ways_it_arises(exercise_id, track, name, check):
+    """An unguarded max (-inf - (-inf)) and an unguarded division (0/0) give NaN on the same rows; the
+    sentences named one (attention_scores, gqa: "(0/0)"; sliding, flash: exp(-inf - (-inf))) and the
+    confusers here take the other way. The sentence now names both."""
+    path = confuser(exercise_id, name, track)
+    card = grade(exercise_id, path, track)
+    assert_no_wrong_name(card, path)
+    message = failed(card)[check]
+    assert message.startswith("Likely mistake: ") and "-inf - (-inf)" in message and "0/0" in message, message
+
+
+def test_gqa_a_mutant_failing_a_cost_check_the_candidate_passes_is_not_named():
+    """K and V projected once and then repeated along the sequence give kv_repeated_along_sequence's
+    values, but that mutant repeats x before the projection and fails kv_flops, which this file passes:
+    it was named on ten checks."""
+    path = confuser("gqa", "projected_kv_repeated_along_sequence")
+    card = grade("gqa", path)
+    assert_no_wrong_name(card, path)
+    assert "kv_flops" not in failed(card) and "values" in failed(card)
+    assert not any(c.details.get("mistake") == "kv_repeated_along_sequence" for c in card.checks)
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_causal_mask_a_mask_cached_by_seq_len_is_not_told_kv_len_was_ignored(track):
+    """A mask cache keyed by seq_len alone returns a stale square mask for (5, 6) after (5, 5), but it is
+    right on (3, 8): the hint now needs every call with kv_len != seq_len to return the square mask."""
+    path = confuser("causal_mask", "mask_cached_by_seq_len", track)
+    card = grade("causal_mask", path, track)
+    assert_no_wrong_name(card, path)
+    assert "causal_kv_len" in failed(card)
+    assert not any("kv_len was ignored" in m for m in failed(card).values())
+
+
+@pytest.mark.parametrize("track", ["numpy", "torch"])
+def test_causal_mask_ignoring_kv_len_everywhere_is_still_named(track, tmp_path):
+    path = edited_confuser("causal_mask", "mask_cached_by_seq_len", "if seq_len not in _MASKS:",
+                           "kv_len = seq_len  # ignored\n    if seq_len not in _MASKS:", tmp_path, track)
+    card = grade("causal_mask", path, track)
+    assert failed(card)["causal_kv_len"].startswith("Likely mistake: kv_len was ignored"), failed(card)
+    assert {c.details.get("mistake") for c in card.checks if c.id == "causal_kv_len"} == {"kv_len_ignored"}

@@ -120,7 +120,8 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         if nan_rows_fully_masked(got, mask) and nan_rows_fully_masked_everywhere(
                 ctx, _mask, TARGETS):
             return ("NaN in the result: a query row whose keys are all masked must give zero weights "
-                    "(and a zero output row), not 0/0.")
+                    "(and a zero output row), not NaN (exp(-inf - (-inf)) with its max as is, or 0/0 "
+                    "shifted by 0).")
         return nan_symptom(got)  # an overflow, a mask built as 0 * -inf, ...: no evidence of which
     if is_sdpa:
         w = _weights(q, k, mask)

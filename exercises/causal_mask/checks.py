@@ -17,7 +17,8 @@ import numpy as np
 
 from grader.judge.compare import shape_message
 from grader.judge.judges import (JudgeContext, Outcome, Symptom, with_hint, describe_value, failure_from_exception,
-                           inputs_unchanged, output_array, output_descriptor, raises, GraderBug)
+                           holds_in_every_call, inputs_unchanged, output_array, output_descriptor, raises,
+                           GraderBug)
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.verdicts import Verdict
 
@@ -53,6 +54,22 @@ def _additive_hint(got: np.ndarray) -> str | None:
         return ("this looks like an additive mask (0 where allowed, -inf or a large negative number where "
                 "masked); return a boolean mask where True (or 1) means 'may attend'.")
     return None
+
+
+def _square_causal(got: np.ndarray, L: int) -> bool:
+    """Whether ``got`` is the square causal mask of ``L`` queries (any leading singleton axes)."""
+    return got.ndim >= 2 and got.size == L * L and tuple(got.shape[-2:]) == (L, L) \
+        and np.array_equal((got != 0).reshape(L, L), _tril(L, L, 0))
+
+
+def _kv_len_ignored_there(sub: JudgeContext, out: np.ndarray) -> bool:
+    """Another create_causal_mask call ignored its kv_len too: where kv_len != seq_len it returned the
+    square seq_len mask (a call without a distinct kv_len is no evidence either way)."""
+    meta = sub.step.meta or {}
+    L, S = meta.get("seq_len"), meta.get("kv_len")
+    if L is None or S is None or S == L:
+        return True
+    return _square_causal(np.asarray(out), L)
 
 
 def _diagnose_causal(meta: dict, truth: np.ndarray) -> str | None:
@@ -144,9 +161,11 @@ def mask_equal(kind: str):
         if tuple(got.shape) != tuple(expected.shape):
             msg = shape_message("mask", got.shape, expected.shape)
             L, S = meta.get("seq_len"), meta.get("kv_len")
-            if hint is None and kind == "causal" and S != L and got.ndim >= 2 and tuple(got.shape[-2:]) == (L, L) \
-                    and np.array_equal((got != 0).reshape(L, L), _tril(L, L, 0)):
-                # evidence: the square mask of seq_len alone (a transposed (kv_len, seq_len) one is not this)
+            if hint is None and kind == "causal" and S != L and _square_causal(got, L) \
+                    and holds_in_every_call(ctx, _kv_len_ignored_there, which=lambda a: True):
+                # evidence: the square mask of seq_len alone (a transposed (kv_len, seq_len) one is not
+                # this), and so in every call with kv_len != seq_len (a mask cached by seq_len alone is
+                # right on the first kv_len it sees: confuser mask_cached_by_seq_len)
                 hint = "kv_len was ignored: the mask needs one column per key, (1, 1, seq_len, kv_len)."
             elif hint is None and got.squeeze().shape == expected.squeeze().shape \
                     and np.array_equal((got != 0).reshape(expected.shape), expected):

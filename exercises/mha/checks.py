@@ -112,7 +112,7 @@ def name_mistake(ctx: JudgeContext, got: np.ndarray, tol: Tolerance, mistakes, c
         if nan_rows_fully_masked(got, call_args.get("mask")) and nan_rows_fully_masked_everywhere(
                 ctx, lambda c: (args_of or _call_args)(c)["mask"]):
             return ("the output contains NaN: a query row whose keys are all masked must give weights 0 "
-                    "and output 0 (softmax over only -inf is 0/0).")
+                    "and output 0 (a softmax over only -inf is NaN: exp(-inf - (-inf)), or 0/0 shifted by 0).")
         if np.isnan(got).any() and got.ndim == 3:
             return nan_symptom(got)
         return None

@@ -681,6 +681,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     by_name = {m.name: m for m in exercise.mistakes}
     failed_anywhere, passed_anywhere = _value_cases(plan, step_verdicts)
     right_in_same_function = _same_function(plan, failed_anywhere, passed_anywhere)
+    passed_costs = {c.id for c in checks if c.category == "complexity" and c.verdict == str(Verdict.PASSED)}
     all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
     out = []
     for check in checks:
@@ -703,6 +704,11 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
                                                       expected.steps, golden.steps, passed_anywhere,
                                                       ratios.get(names[0]), right_in_same_function):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
+        if len(names) == 1 and set(by_name[names[0]].must_fail) & passed_costs:
+            # the mutant fails a complexity check (declared, and proven by grade selfcheck at every
+            # seed) that the candidate passed: its cost is not the candidate's, so neither is its
+            # mechanism (K/V repeated along the sequence after the projection, not before it)
+            names = []
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))
     return tuple(out)

@@ -1,4 +1,4 @@
-"""the query was scaled in place (`query.div_(math.sqrt(d_k))`): the caller's tensor is changed, and autograd refuses an in-place edit of a leaf that requires grad (scale a new tensor: `query / math.sqrt(d_k)`, or scale the scores).
+"""the caller's query was changed in place (e.g. scaled there, `query.div_(math.sqrt(d_k))`): the caller's tensor is changed, and autograd refuses an in-place edit of a leaf that requires grad (scale a new tensor: `query / math.sqrt(d_k)`, or scale the scores).
 
 Must fail: inputs_unchanged, gradients
 """

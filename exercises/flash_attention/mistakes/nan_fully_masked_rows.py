@@ -1,4 +1,4 @@
-"""a query row whose keys are all masked (causal with L_q > L_k) came out NaN: its running max stays -inf, exp(-inf - (-inf)) is NaN and 0/0 follows; such a row must give 0 (shift by 0 where the max is -inf, divide only where the sum is > 0).
+"""a query row whose keys are all masked (causal with L_q > L_k) came out NaN: its running max stays -inf, so exp(-inf - (-inf)) is NaN, or, shifted by 0 instead, its running sum stays 0 and the division is 0/0; such a row must give 0 (shift by 0 where the max is -inf, divide only where the sum is > 0).
 
 Must fail: causal_bottom_right
 

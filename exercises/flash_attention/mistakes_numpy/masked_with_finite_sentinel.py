@@ -1,4 +1,4 @@
-"""the causal mask filled the hidden scores with a finite -1e4 instead of -inf: a query row whose keys are all hidden (L_q > L_k, the first rows) becomes a uniform average of the values instead of 0, and a visible score below -1e4 would lose to the masked ones.
+"""the causal mask filled the hidden scores with a finite number (e.g. -1e4, -1e9 or the dtype's minimum) instead of -inf: a query row whose keys are all hidden (L_q > L_k, the first rows) becomes a uniform average of the values instead of 0 (and with a small fill such as -1e4, a visible score below it would lose to the masked ones).
 
 Must fail: causal_bottom_right
 

@@ -1,4 +1,4 @@
-"""keys and values were projected to a single head of width d_k (the first d_k columns of W_k and W_v, multi-query attention) whatever num_kv_heads: every query head shares KV head 0 and the other KV columns of the weights are never used.
+"""every query head used KV head 0 (the keys and values of the first d_k columns of W_k and W_v) whatever num_kv_heads, e.g. K and V projected to a single head of width d_k as in multi-query attention, or a KV head index that is always 0: the other KV heads are never attended.
 
 Must fail: values, head_mapping
 

@@ -1,4 +1,4 @@
-"""the caller's x was overwritten in place (the query projection written into it, e.g. np.matmul(..., out=x), to save a buffer); every output and cache is right, but the caller's input is destroyed.
+"""the caller's x was overwritten in place (e.g. the query projection written into it with np.matmul(..., out=x), to save a buffer); every output and cache is right, but the caller's input is destroyed.
 
 Must fail: inputs_unchanged
 """

@@ -1,4 +1,4 @@
-"""the feature map was written into the caller's query in place (query.copy_(phi(query)) under no_grad, F.elu_ and the like): the result is right, but inputs must never be modified.
+"""the caller's query was changed in place (e.g. the feature map written into it: query.copy_(phi(query)) under no_grad, F.elu_ and the like): the result is right, but inputs must never be modified.
 
 Must fail: inputs_unchanged
 """

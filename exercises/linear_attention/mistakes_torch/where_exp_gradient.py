@@ -1,4 +1,4 @@
-"""phi was written torch.where(x > 0, x + 1, torch.exp(x)): the values are right, but exp(x) overflows to inf for features past ~88 (float32) on the branch where discards, and its backward multiplies the zero gradient of that branch by inf: NaN (pytorch/pytorch#68425). Take exp of min(x, 0), or use F.elu(x) + 1.
+"""the values are right but the gradient is NaN where a feature is large: exp(x) overflowed to inf on a branch the forward discards, and the backward multiplied that branch's zero gradient by inf (e.g. phi written torch.where(x > 0, x + 1, torch.exp(x)): past ~88 in float32 exp(x) is inf; pytorch/pytorch#68425). Take exp of min(x, 0), or use F.elu(x) + 1.
 
 Must fail: gradients
 """

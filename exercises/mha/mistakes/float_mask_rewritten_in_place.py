@@ -1,4 +1,4 @@
-"""the caller's float mask was rewritten in place into an additive bias (masked_fill_ with -inf, then 0 where it may attend); the output and its gradients are right, but the caller's mask is destroyed.
+"""the caller's float mask was changed in place (e.g. rewritten into an additive bias: masked_fill_ with -inf, then 0 where it may attend); the output and its gradients are right, but the caller's mask is destroyed.
 
 Must fail: inputs_unchanged
 """

@@ -1,4 +1,4 @@
-"""the mask was inverted in place (mask.bool() returns the same tensor for a bool mask, and logical_not_() then changes it), so the caller's mask is changed; the attention itself is right.
+"""the caller's bool mask was changed in place (e.g. inverted there: mask.bool() returns the same tensor for a bool mask, and logical_not_() then changes it); the attention itself is right.
 
 Must fail: inputs_unchanged
 """

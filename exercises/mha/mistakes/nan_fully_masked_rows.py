@@ -1,4 +1,4 @@
-"""masked scores were filled with -inf and nothing else, so a query row whose keys are all masked becomes NaN (0/0); such a row must give weights 0 and output 0.
+"""a query row whose keys are all masked became NaN (its scores are all -inf: with that max, exp(-inf - (-inf)) is NaN; shifted by 0 instead, the exponentials sum to 0 and the division is 0/0); such a row must give weights 0 and output 0.
 
 Must fail: fully_masked_rows
 """

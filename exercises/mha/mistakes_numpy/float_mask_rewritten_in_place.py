@@ -1,4 +1,4 @@
-"""the caller's float mask was rewritten in place into an additive bias (mask[...] = where(mask != 0, 0, -inf)); the output is right, but the caller's mask is destroyed.
+"""the caller's float mask was changed in place (e.g. rewritten into an additive bias: mask[...] = where(mask != 0, 0, -inf)); the output is right, but the caller's mask is destroyed.
 
 Must fail: inputs_unchanged
 """

@@ -1,4 +1,4 @@
-"""the query was scaled in place (query *= 1/sqrt(d_k)): the caller's array changed; inputs are never modified.
+"""the caller's query was changed in place (e.g. scaled there: query *= 1/sqrt(d_k)); inputs are never modified.
 
 Must fail: inputs_unchanged
 """

@@ -1,4 +1,4 @@
-"""a query row whose keys are all masked came out NaN (softmax of a row of -inf: exp(-inf - (-inf)) / 0); such a row gets weights 0 and attention output 0.
+"""a query row whose keys are all masked came out NaN (a row of -inf scores: exp(-inf - (-inf)) is NaN, or, shifted by 0 instead, 0/0); such a row gets weights 0 and attention output 0.
 
 Must fail: fully_masked_rows
 """

@@ -1,4 +1,4 @@
-"""the attention residual was added in place into the caller's x (h = x; h += ...): the output is right, but x changed; build h as a new array.
+"""the caller's x was changed in place (e.g. the attention residual added into it: h = x; h += ...): the output is right, but x changed; build h as a new array.
 
 Must fail: inputs_unchanged
 """

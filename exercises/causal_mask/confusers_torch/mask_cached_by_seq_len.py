@@ -1,0 +1,51 @@
+"""Confuser: create_causal_mask caches its masks in a module-level dict keyed by seq_len alone: the first call for a
+seq_len is right whatever its kv_len, a later call with the same seq_len gets that stale mask. It does
+use kv_len, so "kv_len was ignored" is not its cause.
+
+Must not name: "kv_len was ignored", kv_len_ignored
+"""
+import torch
+
+_MASKS = {}   # seq_len -> mask
+
+
+def create_causal_mask(seq_len: int, kv_len: int | None = None) -> torch.Tensor:
+    """Causal bool mask of shape ``(1, 1, seq_len, kv_len)``: query i may attend to key j iff
+    ``j <= i + (kv_len - seq_len)``.
+
+    Raises:
+        ValueError: ``kv_len < seq_len`` (the queries would not be the last positions of the keys).
+    """
+    if kv_len is None:
+        kv_len = seq_len
+    if kv_len < seq_len:
+        raise ValueError(f"kv_len ({kv_len}) must be >= seq_len ({seq_len})")
+    if seq_len not in _MASKS:                                # masks are reused every forward pass: cache them
+        offset = kv_len - seq_len
+        i = torch.arange(seq_len)[:, None]                   # (L_q, 1) query index
+        j = torch.arange(kv_len)[None, :]                    # (1, L_k) key index
+        _MASKS[seq_len] = (j <= i + offset)[None, None, :, :]  # (1, 1, L_q, L_k) bottom-right aligned
+    return _MASKS[seq_len].clone()
+
+
+def create_padding_mask(seq: torch.Tensor, pad_token: int = 0) -> torch.Tensor:
+    """Padding bool mask of shape ``(B, 1, 1, L)``: every query may attend to key j iff
+    ``seq[b, j]`` is not ``pad_token``.
+
+    Raises:
+        ValueError: ``seq`` is not 2-D.
+    """
+    seq = torch.as_tensor(seq)
+    if seq.dim() != 2:
+        raise ValueError(f"seq must be (B, L), got shape {tuple(seq.shape)}")
+    keep = seq != pad_token                                  # (B, L) real tokens
+    return keep[:, None, None, :]                            # (B, 1, 1, L) hides keys, not queries
+
+
+def create_combined_mask(seq: torch.Tensor, pad_token: int = 0) -> torch.Tensor:
+    """Causal AND padding, bool, shape ``(B, 1, L, L)``."""
+    seq = torch.as_tensor(seq)
+    B, L = seq.shape
+    causal = create_causal_mask(L)                           # (1, 1, L, L)
+    padding = create_padding_mask(seq, pad_token)            # (B, 1, 1, L)
+    return causal & padding                                  # (B, 1, L, L)
