@@ -55,9 +55,9 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
         return _nonfinite_hint(x, ax, axis, got, tol)
     for other in range(x.ndim):
         if other != ax and close_enough(got, _softmax64(x, other), tol):
-            if other == x.ndim - 1 and holds_in_every_call(ctx, _right_or_last_axis):
-                # evidence: every call of the run is right or normalised over its last axis, whatever
-                # axis it asked for: one cause, said once for every case that shows it
+            if other == x.ndim - 1 and holds_in_every_call(ctx, _last_axis_softmax):
+                # evidence: every other call of the run (NaN/inf ones aside) gave the softmax over its
+                # last axis, whatever axis it asked for: one cause, said once for every case that shows it
                 return IGNORES_AXIS
             return f"normalised over axis {other} instead of axis {axis}."
     with np.errstate(invalid="ignore", over="ignore"):
@@ -77,7 +77,7 @@ def diagnose(ctx: JudgeContext, got: np.ndarray, tol: Tolerance) -> str | None:
 IGNORES_AXIS = "the axis argument is ignored: the softmax is always taken over the last axis."
 
 
-def _right_or_last_axis(sub: JudgeContext, out: np.ndarray) -> bool:
+def _last_axis_softmax(sub: JudgeContext, out: np.ndarray) -> bool:
     """Another softmax call's output is the softmax over its input's last axis, whatever axis it asked
     for (within 1e-3 relative: where the axes differ the two differ by far more). A call that asked
     for another axis and got it right contradicts "always" (an axis ignored for 3-D inputs only); an

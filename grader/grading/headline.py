@@ -100,12 +100,13 @@ def mistakes_of(checks: Iterable, status_message: str = "") -> tuple[dict, ...]:
         if not c.deducted:
             continue
         name = c.details.get("mistake")
+        hint = hint_of(c.message)
         if name:
             key = ("named", str(name))
             message = str(c.details.get("diagnosis") or first_line(c.message))
-        elif hint_of(c.message):
-            key = ("hint", hint_of(c.message))
-            message = hint_of(c.message)
+        elif hint:
+            key = ("hint", hint)
+            message = hint
         elif c.message.startswith(NOT_RUN):
             key = ("not_run", first_line(c.message))
             message = status_message.strip() or first_line(c.message)
