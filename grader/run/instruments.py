@@ -331,6 +331,7 @@ def track(value: Any) -> Any:
     elif type(value).__module__.startswith("torch"):
         try:
             value._grader_kv = 1.0
+            _TORCH_TRACKED[0] += 1
         except (AttributeError, TypeError):  # pragma: no cover - plain tensors accept attributes
             pass
     return value
@@ -360,6 +361,11 @@ TORCH_MOVEMENT = {
 }
 
 
+#: How many torch tensors ``track`` has marked in this process (a list: mutable from ``track``); while
+#: none is, the counting mode skips looking for tracked inputs on every op.
+_TORCH_TRACKED = [0]
+
+
 def _kv_share(t: Any) -> float:
     """Tracked share (0..1) of a tensor's elements (see ``track``)."""
     return float(getattr(t, "_grader_kv", 0.0) or 0.0)
@@ -369,6 +375,8 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
     import torch  # noqa: PLC0415 - torch plans only
     from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
     from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
+
+    Tensor = torch.Tensor
 
     class WorkCounterMode(TorchDispatchMode):
         @classmethod
@@ -393,6 +401,7 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
             # the storage's bytes when its last tracked tensor is collected
             # (keyed by the reference's id: two references to one tensor would compare the tensors)
             self._refs: dict[int, tuple[weakref.ref, int]] = {}
+            self._ops: dict[int, tuple] = {}
             storages, refs, me = self._storages, self._refs, weakref.ref(self)
 
             def release(ref: weakref.ref) -> None:
@@ -425,30 +434,47 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
             ref = weakref.ref(t, self._release)
             self._refs[id(ref)] = (ref, ptr)
 
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            if on_op is not None:
-                on_op(func)
-            out = func(*args, **kwargs)
-            self.events += 1
+        def _op_info(self, func) -> tuple:
+            """What the dispatch needs to know of one op overload, looked up once per mode: its
+            FLOP formula (or None), whether it is a view, whether it only moves data, its name."""
             packet = func._overloadpacket
-            inputs = [a for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)]
-            for a in (*args, *kwargs.values()):
-                if isinstance(a, (tuple, list)):
-                    inputs.extend(v for v in a if isinstance(v, torch.Tensor))
-            outs = [o for o in (out if isinstance(out, (tuple, list)) else (out,)) if isinstance(o, torch.Tensor)]
-            share = max((_kv_share(a) for a in inputs), default=0.0)
-            if packet in flop_registry:
-                work = int(flop_registry[packet](*args, **kwargs, out_val=out))
+            name = packet.__name__
+            info = (func, flop_registry.get(packet), func.is_view, name in TORCH_MOVEMENT or func.is_view, name)
+            self._ops[id(func)] = info  # the overload is kept in the value, so its id stays its own
+            if on_op is not None:
+                on_op(func)  # the op audit records an overload once: the first sighting is all it needs
+            return info
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            info = self._ops.get(id(func))
+            if info is None:
+                info = self._op_info(func)
+            _func, flop, is_view, moves, name = info
+            out = func(*args, **kwargs) if kwargs else func(*args)
+            self.events += 1
+            inputs = []
+            for a in (*args, *kwargs.values()) if kwargs else args:
+                if isinstance(a, Tensor):
+                    inputs.append(a)
+                elif isinstance(a, (tuple, list)):
+                    inputs.extend(v for v in a if isinstance(v, Tensor))
+            outs = ([o for o in out if isinstance(o, Tensor)] if isinstance(out, (tuple, list))
+                    else [out] if isinstance(out, Tensor) else [])
+            if flop is not None:
+                work = int(flop(*args, **(kwargs or {}), out_val=out))
                 self.matmul_flops += work
-            elif func.is_view:  # a view reads and writes nothing: slicing a preallocated buffer is free
+            elif is_view:  # a view reads and writes nothing: slicing a preallocated buffer is free
                 work = 0
             else:
-                work = int(sum(a.numel() for a in inputs) + sum(o.numel() for o in outs))
+                work = 0
+                for a in inputs:
+                    work += a.numel()
+                for o in outs:
+                    work += o.numel()
                 self.elementwise += work
+            share = max((_kv_share(a) for a in inputs), default=0.0) if _TORCH_TRACKED[0] else 0.0
             if share:
-                name = packet.__name__
-                if name in TORCH_MOVEMENT or func.is_view:
+                if moves:
                     # data moved from tracked tensors: the result keeps their share (by size for a cat)
                     floats = [a for a in inputs if a.is_floating_point()]
                     if name == "copy_":
