@@ -623,10 +623,16 @@ def test_kv_cache_a_constant_folded_into_the_keys_is_not_called_divided_by_sqrt_
 def test_kv_cache_keys_cached_divided_by_sqrt_d_k_are_still_named(tmp_path):
     path = edited_confuser("kv_cache", "key_scale_folded_fixed", "* KEY_SCALE ", "/ math.sqrt(self.d_k)",
                            tmp_path)
-    fails = failed(grade("kv_cache", path))
+    card = grade("kv_cache", path)
+    fails = failed(card)
     assert set(fails) == {"cache_contents", "long_sequence"}, fails  # the output is right: only the cache
     for check in ("cache_contents", "long_sequence"):
         assert fails[check].startswith("Likely mistake: the cached k-projections are divided by sqrt(d_k)")
+    # the hint goes through judges.with_hint: the sentence is the check's diagnosis and the headline's
+    for c in card.checks:
+        if c.id in fails:
+            assert c.details.get("mistake") or c.details["diagnosis"].startswith("the cached k-projections")
+    assert [m["message"] for m in card.mistakes if set(m["checks"]) & set(fails)][0].startswith("the cached k-projections")
 
 
 # -- transformer_block: near misses of the replayed mistakes --------------------------------------------

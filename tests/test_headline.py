@@ -217,3 +217,29 @@ def test_the_readme_first_command_sample_prints_no_warning(tmp_path):
     card = grade_submission(get_exercise("softmax"), ROOT / sample, sandbox="process", seed=7)
     assert card.all_passed and "Warning" not in card.output["text"], card.output["text"]
     assert card.candidate_view().output["text"] == ""  # nothing printed at import or in public steps
+
+
+def test_the_hint_label_is_written_and_read_in_one_place():
+    """Every "Likely mistake:" line is built by judges.with_hint and read by hint_of/hints_in/strip_hint:
+    no other module of the grader or the exercises spells the label in code (docstrings and comments
+    may), so the headline, the bank's replay and selfcheck cannot disagree on what a hint is."""
+    import ast  # noqa: PLC0415
+
+    from grader.judge.judges import HINT_LABEL, hint_of, hints_in, strip_hint, with_hint  # noqa: PLC0415
+
+    message, details = with_hint("'output' is not close.", "keys scaled twice.")
+    assert message == f"{HINT_LABEL} keys scaled twice.\n'output' is not close." and details == {"diagnosis": "keys scaled twice."}
+    assert hint_of(message) == "keys scaled twice." and strip_hint(message) == "'output' is not close."
+    assert hints_in(f"a\n{message}\n{HINT_LABEL} another.") == ["keys scaled twice.", "another."]
+    assert hint_of("'output' is not close.") == "" and strip_hint("x") == "x"
+    spelled = []
+    for path in [*ROOT.joinpath("grader").rglob("*.py"), *ROOT.joinpath("exercises").glob("*/checks.py")]:
+        tree = ast.parse(path.read_text())
+        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                      if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                      and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        spelled += [f"{path.relative_to(ROOT)}:{n.lineno}" for n in ast.walk(tree)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str) and "Likely mistake" in n.value
+                    and id(n) not in docstrings]
+    assert len(spelled) == 1 and spelled[0].startswith("grader/judge/judges.py:"), spelled  # HINT_LABEL
+

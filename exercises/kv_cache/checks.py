@@ -271,8 +271,8 @@ def cache_values(name: str):
                 # the keys is that factor at one d_k only, confuser key_scale_folded_fixed)
                 if _scaled_cache(got, golden, power) and _scaled_in_every_read(ctx, name, power):
                     hint = f"the cached {name[0]}-projections are {what}; cache the plain projections and scale the scores."
-        message = (f"Likely mistake: {hint}\n" if hint else "") + outcome.message
-        return Outcome(Verdict.FAILED, message, outcome.details)
+        message, extra = with_hint(outcome.message, hint)
+        return Outcome(Verdict.FAILED, message, {**outcome.details, **extra})
 
     return judge
 

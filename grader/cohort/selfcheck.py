@@ -45,6 +45,7 @@ from rich.text import Text
 from grader.grading.exercise import Exercise, project_root
 from grader.grading.grade import grade_submission
 from grader.grading.scorecard import Scorecard
+from grader.judge.judges import hints_in
 from grader.judge.verdicts import Status
 from grader.pyparse import parse
 
@@ -106,9 +107,7 @@ def card_names(card: Scorecard) -> list[str]:
         if c.details.get("mistake"):
             names.add(c.details["mistake"])
             continue
-        for line in (c.message or "").splitlines():
-            if line.startswith("Likely mistake:"):
-                names.add(HINT_PREFIX + line[len("Likely mistake:"):].strip())
+        names.update(HINT_PREFIX + hint for hint in hints_in(c.message or ""))
     return sorted(names)
 
 

@@ -443,13 +443,6 @@ def contradicted(name: str, failed_anywhere: list[str], candidate: dict[str, Ste
     return False
 
 
-def strip_hint(message: str) -> str:
-    """``message`` without a leading "Likely mistake: ..." line (a check's hand-written diagnosis)."""
-    if message.startswith("Likely mistake:"):
-        return message.split("\n", 1)[1] if "\n" in message else ""
-    return message
-
-
 # -- complexity checks: replaying measurements ---------------------------------------------------
 #
 # A failed probe check (``grader.judge.probes``) has no values to compare: what failed is a measured

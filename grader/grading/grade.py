@@ -36,7 +36,7 @@ from grader.grading.split import split_plan
 from grader.grading import diagnosis
 from grader.grading.exercise import Exercise, _import_file
 from grader.grading.notebook import NotebookInvalid, NotebookSource, is_notebook_name, read_notebook
-from grader.judge.judges import GraderBug, JudgeContext, Outcome
+from grader.judge.judges import GraderBug, JudgeContext, Outcome, strip_hint, with_hint
 from grader.run.plan import Plan, PlanBuilder
 from grader.judge.probes import series_judge
 from grader.run.runner import PlanExecutor, step_args
@@ -650,11 +650,10 @@ def _named(check: CheckResult, names: list[str], by_name: dict, details: dict,
     message = check.message
     if len(names) == 1:
         mistake = by_name[names[0]]
-        message = (f"Likely mistake: {mistake.diagnosis} ({EVIDENCE[evidence]})\n"
-                   f"{diagnosis.strip_hint(message)}")
+        message, _ = with_hint(strip_hint(message), f"{mistake.diagnosis} ({EVIDENCE[evidence]})")
         details = {**details, "mistake": mistake.name, "diagnosis": mistake.diagnosis, "evidence": evidence}
     elif len(names) > 1:
-        message = diagnosis.strip_hint(message)
+        message = strip_hint(message)
         details = {**details, "mistakes_matching": names}
     return CheckResult(**{**check.__dict__, "message": message, "details": details})
 

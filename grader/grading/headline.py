@@ -27,6 +27,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from grader.judge.judges import HINT_LABEL, hint_of
+
 NOT_RUN = ("Not run", "Not graded")
 _KIND = re.compile(r"[\w][\w \-]{0,39}")
 
@@ -34,16 +36,9 @@ _KIND = re.compile(r"[\w][\w \-]{0,39}")
 def first_line(message: str) -> str:
     """The first line of a check's message that is not a "Likely mistake" hint."""
     for line in message.splitlines():
-        if line.strip() and not line.startswith("Likely mistake:"):
+        if line.strip() and not line.startswith(HINT_LABEL):
             return line.strip()
     return ""
-
-
-def hint_of(message: str) -> str:
-    """The hand-written hint a check's message leads with (the text after ``Likely mistake:`` on its
-    first line), or ""."""
-    first = message.split("\n", 1)[0]
-    return first[len("Likely mistake:"):].strip() if first.startswith("Likely mistake:") else ""
 
 
 def _case_kind(details: dict) -> str:

@@ -403,6 +403,12 @@ def nan_symptom(got: np.ndarray) -> Symptom:
     return Symptom(f"The result contains NaN in {int(rows.sum())} of {rows.size} rows (first at {first}).")
 
 
+#: The label of a line that names a cause in a check's message. Messages are built with ``with_hint``
+#: and read with ``hint_of``, ``hints_in`` and ``strip_hint`` only (the headline, the bank's replay and
+#: selfcheck all read them), so the label is spelled here once.
+HINT_LABEL = "Likely mistake:"
+
+
 def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
     """``message`` with ``hint``: a cause as a leading "Likely mistake: ..." line (``details["diagnosis"]``),
     a ``Symptom`` as a trailing line with no label (``details["symptom"]``), nothing for None."""
@@ -411,7 +417,25 @@ def with_hint(message: str, hint: str | None) -> tuple[str, dict]:
     if isinstance(hint, Symptom):
         text = hint[:1].upper() + hint[1:]
         return f"{message}\n{text}", {"symptom": text}
-    return f"Likely mistake: {hint}\n{message}", {"diagnosis": hint}
+    return f"{HINT_LABEL} {hint}\n{message}", {"diagnosis": hint}
+
+
+def hint_of(message: str) -> str:
+    """The cause a check's message leads with (the text after ``HINT_LABEL`` on its first line), or ""."""
+    first = message.split("\n", 1)[0]
+    return first[len(HINT_LABEL):].strip() if first.startswith(HINT_LABEL) else ""
+
+
+def hints_in(message: str) -> list[str]:
+    """Every cause a message names (each line that starts with ``HINT_LABEL``, the label removed), in order."""
+    return [line[len(HINT_LABEL):].strip() for line in message.splitlines() if line.startswith(HINT_LABEL)]
+
+
+def strip_hint(message: str) -> str:
+    """``message`` without its leading "Likely mistake: ..." line (what ``with_hint`` added), if any."""
+    if message.startswith(HINT_LABEL):
+        return message.split("\n", 1)[1] if "\n" in message else ""
+    return message
 
 
 def close(paths: Sequence[Sequence[int]] = ((),), names: Sequence[str] = ("output",), *,
