@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from grader.cohort.selfcheck import HINT_PREFIX, allowed_name, card_names, confuser_rules
@@ -753,3 +754,63 @@ def test_causal_mask_ignoring_kv_len_everywhere_is_still_named(track, tmp_path):
     card = grade("causal_mask", path, track)
     assert failed(card)["causal_kv_len"].startswith("Likely mistake: kv_len was ignored"), failed(card)
     assert {c.details.get("mistake") for c in card.checks if c.id == "causal_kv_len"} == {"kv_len_ignored"}
+
+
+# -- rope and positional_encoding: precision look-alikes, a one-row coincidence, the same output --------
+
+@pytest.mark.parametrize("track", ["torch", "numpy"])
+@pytest.mark.parametrize("name", ["twopi_remainder_float32_const", "float32_output_buffer", "cos_as_shifted_sin",
+                                  "returns_float32_except_half"])
+def test_rope_float32_precision_look_alikes_get_a_symptom_not_a_table(track, name):
+    """A float64 table reduced by a float32 2*pi, a float32 output buffer, a float32 pi/2 phase and a float32
+    return all leave float64 inputs at about float32 precision; none builds a float32 angle table. The
+    hand-written sentence is now a symptom (no "Likely mistake"), and the bank's float32 mutants, whose
+    errors are larger (a float32 angle at position ~1000), are not within their replay ratio from below."""
+    path = confuser("rope", name, track)
+    card = grade("rope", path, track)
+    assert_no_wrong_name(card, path)
+    float64 = next(c for c in card.checks if c.id == "float64")
+    assert float64.verdict == "failed" and not float64.message.startswith("Likely mistake")
+    assert not {"float32_table_for_float64", "float32_cos_sin_for_float64"} & set(card_names(card))
+
+
+@pytest.mark.parametrize("track, name", [("torch", "float32_table_for_float64"), ("numpy", "float32_table_for_float64"),
+                                         ("numpy", "float32_cos_sin_for_float64")])
+def test_rope_a_float32_table_is_still_named_by_its_replay(tmp_path, track, name):
+    """The bank's own float32 tables keep their names: their error is their own, within the ratio both ways."""
+    mistake = next(m for m in get_exercise("rope", track=track).mistakes if m.name == name)
+    path = tmp_path / f"{name}.py"
+    path.write_text(mistake.source)
+    card = grade("rope", path, track)
+    assert card_names(card) == [name]
+
+
+@pytest.mark.parametrize("track", ["torch", "numpy"])
+def test_rope_positions_relative_to_the_first_are_not_positions_restarted(track):
+    """positions - positions[0] equals positions restarted at 0 on contiguous positions, and on the
+    unsorted case only on its first row (both 0): one shared row of four wrong ones is no longer enough
+    for the restart's replay (diagnosis.SHARED_WRONG_FRACTION), so nothing is named."""
+    path = confuser("rope", "positions_relative_to_first", track)
+    card = grade("rope", path, track)
+    assert_no_wrong_name(card, path)
+    assert "positions_restart" not in card_names(card) and "positions_types" in failed(card)
+
+
+def test_a_mutant_within_its_ratio_from_above_only():
+    """diagnosis._within_error_ratio: a candidate wrong by the mutant's order of error is the mutant's,
+    one wrong by a hundredth of it is rounding of another kind."""
+    from grader.grading import diagnosis  # noqa: PLC0415
+    from grader.judge.tolerance import Tolerance  # noqa: PLC0415
+    from grader.run.channel import StepResult  # noqa: PLC0415
+
+    rng = np.random.default_rng(0)
+    golden = rng.standard_normal((4, 8))
+    mutant = golden + 1e-5 * rng.standard_normal((4, 8))            # a float32-table-sized error
+    gold = StepResult(report={"ok": True}, arrays={"g": golden})
+    tol = Tolerance(rtol=1e-10, atol=1e-12, dtype="float64")
+    same_order = golden + 1e-5 * rng.standard_normal((4, 8))
+    far_smaller = golden + 1e-7 * rng.standard_normal((4, 8))      # a float32 output rounding
+    desc = {"kind": "array", "key": "g"}
+    assert diagnosis._within_error_ratio(same_order, mutant, gold, desc, 10.0, tol)
+    assert not diagnosis._within_error_ratio(far_smaller, mutant, gold, desc, 10.0, tol)
+    assert not diagnosis._within_error_ratio(golden, mutant, gold, desc, 10.0, tol)  # right values

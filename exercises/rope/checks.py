@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from grader.judge.compare import compare_arrays
-from grader.judge.judges import (JudgeContext, Outcome, close, dtype_preserved, failure_from_exception,
+from grader.judge.judges import (JudgeContext, Outcome, Symptom, close, dtype_preserved, failure_from_exception,
                                  gradients_close, inputs_unchanged, output_array, raises,
                                  replayed_mistakes)
 from grader.judge.tolerance import Tolerance
@@ -81,15 +81,19 @@ MISTAKES = (
     ({"freq": "over_d"}, "the frequencies were base^(-i/d) over the features; they are base^(-2i/d) over the "
                          "d/2 pairs (i < d/2)."),
     ({"swap": True}, "sin and cos were swapped: the result is x * cos(theta) + rotate_half(x) * sin(theta)."),
-    ({"sign": -1.0}, "the rotation went the wrong way (by -theta): rotate_half([x1, x2]) is [-x2, x1], "
-                     "not [x2, -x1]."),
+    ({"sign": -1.0}, "the rotation went the wrong way (by -theta), as when rotate_half returns [x2, -x1]; "
+                     "rotate_half([x1, x2]) is [-x2, x1]."),
     ({"no_minus": True}, "rotate_half lost its minus sign: it returned [x2, x1], which makes a reflection, not a "
                          "rotation; rotate_half([x1, x2]) is [-x2, x1]."),
 )
 
-FLOAT32_TABLE = ("float64 inputs were rotated only to the precision of a float32 angle table, as when the angle "
-                 "table (or its cos/sin) is built in float32 for a float64 input: float64 inputs are rotated at "
-                 "float64 precision (build inv_freq and positions * inv_freq in x's dtype).")
+#: A symptom, not a cause: an error within a few float32 ulp of each angle is what a float32 angle table
+#: gives, and also a float64 table reduced modulo a float32 2*pi or a float64 result returned as float32
+#: (confusers twopi_remainder_float32_const, returns_float32_except_half). The bank's
+#: float32_table_for_float64 names the table where its replay is the candidate's.
+FLOAT32_TABLE = Symptom("Float64 inputs were rotated only to about float32 precision: every entry is within a few "
+                        "float32 ulp of its angle of the answer, the error a float32 angle table (or its cos/sin) "
+                        "gives; float64 inputs are rotated at float64 precision throughout.")
 
 
 def _float32_table(x: np.ndarray, positions, base: float, got: np.ndarray) -> bool:

@@ -199,9 +199,10 @@ def _descs(result: StepResult) -> dict[tuple, dict]:
 
 def _within_error_ratio(xa: np.ndarray, xb: np.ndarray, golden: StepResult, gold_desc: dict | None,
                         ratio: float, tol: Tolerance) -> bool:
-    """Whether ``xa`` (the candidate's) is itself wrong (outside ``tol`` of the golden answer) and as
-    close to ``xb`` (the mutant's) as ``ratio`` times ``xb``'s own greatest distance from the golden
-    answer (a mistake defined only up to rounding at a lower precision; see ``grader.judge.mistakes``)."""
+    """Whether ``xa`` (the candidate's) is itself wrong (outside ``tol`` of the golden answer), wrong by at
+    least ``1 / ratio`` of ``xb``'s (the mutant's) greatest distance from the golden answer, and as close
+    to ``xb`` as ``ratio`` times that distance (a mistake defined only up to rounding at a lower
+    precision; see ``grader.judge.mistakes``): an error of the mutant's size, not one far smaller."""
     if not gold_desc or gold_desc.get("kind") != "array":
         return False
     xg = golden.arrays.get(gold_desc["key"])
@@ -211,6 +212,11 @@ def _within_error_ratio(xa: np.ndarray, xb: np.ndarray, golden: StepResult, gold
     if compare_arrays("x", xa, xg, tol).ok:
         return False  # the candidate's values are right: whatever it failed, it is not this rounding
     own = float(np.max(np.abs(xb - xg), initial=0.0))
+    if float(np.max(np.abs(xa - xg), initial=0.0)) * ratio < own:
+        # an error far smaller than the mutant's is rounding of another kind, not the mutant's: a
+        # float64 rotation written into a float32 buffer, or a float32 constant pi/2, is not a float32
+        # angle table (confusers float32_output_buffer, cos_as_shifted_sin)
+        return False
     return float(np.max(np.abs(xa - xb), initial=0.0)) <= ratio * own
 
 
@@ -250,9 +256,15 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
     return True
 
 
+#: The share of a mutant's clearly wrong elements on a case that the candidate must equal for the mutant's
+#: mistake to explain some of the candidate's wrong values there (``_shares_a_wrong_value``).
+SHARED_WRONG_FRACTION = 0.5
+
+
 def _shares_a_wrong_value(a: StepResult, b: StepResult, expected: StepResult, golden: StepResult) -> bool:
-    """Whether ``a`` (the candidate's) equals ``b`` (a mutant's) on at least one element where ``b`` is
-    clearly wrong, each within ten times the case's tolerance: the mutant's mistake explains some of
+    """Whether ``a`` (the candidate's) equals ``b`` (a mutant's), in some output, on at least
+    ``SHARED_WRONG_FRACTION`` of the elements where ``b`` is clearly wrong, each within ten times the
+    case's tolerance: the mutant's mistake explains some of
     the candidate's wrong values on this case, even where something else (a -1e30 fill instead of
     -inf, under a softmax over the query axis) changes the rest. No evidence either way, so True, where
     ``b`` is wrong by less than ten times the tolerance everywhere (two programs with one mistake
@@ -273,9 +285,14 @@ def _shares_a_wrong_value(a: StepResult, b: StepResult, expected: StepResult, go
         with np.errstate(invalid="ignore", over="ignore"):
             wrong = ~(np.abs(xb - xg) <= 10 * (tol.atol + tol.rtol * np.abs(xg))) & np.isfinite(xb) & np.isfinite(xa)
             same = np.abs(xa - xb) <= 10 * (tol.atol + tol.rtol * np.abs(xb))
-        if np.any(wrong & same):
+        # a share of one output, not one element: positions counted from the first given one agree
+        # with positions that restart at 0 on the first row only (0 both), and on no other wrong row
+        # (confuser positions_relative_to_first); one output is enough (the weights of a softmax over
+        # the query axis with a -1e30 fill are the mutant's, the output after a fully masked column not)
+        n_wrong = int(np.count_nonzero(wrong))
+        if n_wrong and np.count_nonzero(wrong & same) >= SHARED_WRONG_FRACTION * n_wrong:
             return True
-        evidence = evidence or bool(wrong.any())
+        evidence = evidence or bool(n_wrong)
     return not evidence
 
 

@@ -1,4 +1,4 @@
-"""the rotation went the wrong way (by -theta): rotate_half([x1, x2]) is [-x2, x1], not [x2, -x1].
+"""the rotation went the wrong way (by -theta), as when rotate_half returns [x2, -x1]; rotate_half([x1, x2]) is [-x2, x1].
 
 Must fail: values
 """

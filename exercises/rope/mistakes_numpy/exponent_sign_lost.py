@@ -1,4 +1,4 @@
-"""the exponent's minus sign was lost: the frequencies were base^(+2i/d), so every pair past the first rotates thousands of radians per position instead of ever more slowly; theta_i = base^(-2i/d).
+"""the frequencies were base^(+2i/d), as when the exponent's minus sign is lost: every pair past the first rotates thousands of radians per position instead of ever more slowly; theta_i = base^(-2i/d).
 
 Must fail: values, hidden_values
 
