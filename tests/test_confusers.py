@@ -814,3 +814,66 @@ def test_a_mutant_within_its_ratio_from_above_only():
     assert diagnosis._within_error_ratio(same_order, mutant, gold, desc, 10.0, tol)
     assert not diagnosis._within_error_ratio(far_smaller, mutant, gold, desc, 10.0, tol)
     assert not diagnosis._within_error_ratio(golden, mutant, gold, desc, 10.0, tol)  # right values
+
+
+# -- cost replays and growth hints: a cost, not a structure --------------------------------------------
+
+def test_a_plain_probe_hint_is_a_symptom():
+    """A probe's ``hint = "..."`` has no conditions: it is read from the failure alone (something grows),
+    so it is shown as a symptom, never as a cause (sliding_window_attention's "q @ k^T over all L_k keys"
+    was said of band scores whose full weights @ V cost the same: confuser band_scores_full_pv)."""
+    from grader.judge.judges import Symptom  # noqa: PLC0415
+    from grader.judge.probes import ProbeSpec  # noqa: PLC0415
+
+    spec = ProbeSpec.from_toml({"check": "flops_scaling", "quantity": "flops", "sweep": "seq_len",
+                                "sizes": [64, 128], "max_ratio": 4.0, "max_ratio_slope": 0.3, "hint": "grows."})
+    assert [isinstance(h.text, str) and h.symptom for h in spec.hints] == [True]
+    for ex_id in ("sliding_window_attention", "flash_attention"):
+        for track in get_exercise(ex_id).tracks:
+            for probe in get_exercise(ex_id, track=track).probes:
+                assert probe.hints and all(h.symptom for h in probe.hints), probe.check  # plain hints only
+    assert isinstance(spec.hints[0].text, str) and not isinstance(spec.hints[0].text, Symptom)
+
+
+@pytest.mark.parametrize("exercise_id, name, track, mutant", [
+    ("mha", "masked_output_per_row", "torch", "masked_scores_per_query_row"),
+    ("sliding_window_attention", "band_scores_full_pv", "numpy", "full_scores"),
+])
+def test_a_cost_replay_leads_with_the_cost(exercise_id, name, track, mutant):
+    """Right values and the cost of a bank mutant, through another structure of the same size: the
+    name comes from the cost alone, so its sentence leads with the cost ("your measured cost equals
+    ... that of this mistake (a different structure of the same size costs the same): ...") and no
+    check states the structure as a bare cause."""
+    path = confuser(exercise_id, name, track)
+    card = grade(exercise_id, path, track)
+    assert_no_wrong_name(card, path)
+    costly = [c for c in card.checks if c.category == "complexity" and c.verdict == "failed"]
+    assert any(c.details.get("mistake") == mutant for c in costly)  # the cost replay does name it
+    for c in costly:
+        if c.details.get("mistake"):
+            assert c.details["mistake"] == mutant and c.details["evidence"] == "cost"
+            assert c.message.startswith("Likely mistake: your measured cost equals, at the larger sizes, that of this mistake")
+        else:
+            assert not c.message.startswith("Likely mistake"), c.message
+    assert [c.id for c in card.checks if c.category != "complexity" and c.verdict != "passed"] == []
+
+
+def test_a_hand_written_cause_not_proven_on_every_failed_case_is_withheld():
+    """grade._check_results: a check's hand-written cause (details["diagnosis"]) stays only where every
+    failed case of the check carries it, as the bank's replay asks of a mutant."""
+    from grader.grading.grade import _check_results  # noqa: PLC0415
+    from grader.judge.judges import Outcome, with_hint  # noqa: PLC0415
+    from grader.judge.verdicts import Verdict  # noqa: PLC0415
+
+    ex = get_exercise("softmax")
+    check = ex.checks[0].id
+    msg, noted = with_hint("'output' is not close.", "exp overflowed.")
+    hinted = Outcome(Verdict.FAILED, msg, noted)
+    bare = Outcome(Verdict.FAILED, "'output' is not close (case 2).", {})
+    both = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", hinted)]})}[check]
+    assert both.message.startswith("Likely mistake: exp overflowed.") and both.details["diagnosis"]
+    one = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", bare)]})}[check]
+    assert not one.message.startswith("Likely mistake") and "diagnosis" not in one.details
+    passed = Outcome(Verdict.PASSED, "", {})
+    alone = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", passed)]})}[check]
+    assert alone.message.startswith("Likely mistake: exp overflowed.")

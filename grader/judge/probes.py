@@ -87,7 +87,7 @@ class ProbeSpec:
         max_ratio_slope: largest allowed log-log slope of the ratio against size.
         repeat: timing repeats (minimum kept).
         hints: likely mistakes, each named only when the measurement matches it (first match wins);
-            a plain ``hint = "..."`` is a hint without conditions.
+            a plain ``hint = "..."`` is a hint without conditions, shown as a symptom (no cause).
         track: labels of the arguments whose provenance ``kv_flops`` follows (``W_k``, ``W_v``).
         judge_each_path: besides the sum over every measured step of a size, judge each path's own
             series (``probe_paths``): for a probe whose paths differ in order of cost (a decode step and
@@ -111,7 +111,9 @@ class ProbeSpec:
         """Build from one ``[[probes]]`` table (already schema-validated)."""
         hints = tuple(Hint.from_toml(h) for h in doc.get("hints", ()))
         if doc.get("hint"):
-            hints += (Hint(doc["hint"]),)
+            # a hint without conditions is read from the failure alone (something grows): a symptom,
+            # never a cause (a full weights @ V costs what a full q @ k^T costs: helper hunt, issue 24)
+            hints += (Hint(doc["hint"], symptom=True),)
         return cls(check=doc["check"], quantity=doc["quantity"], sweep=doc["sweep"],
                    sizes=tuple(int(s) for s in doc["sizes"]), max_ratio=float(doc["max_ratio"]),
                    max_ratio_slope=float(doc["max_ratio_slope"]), repeat=int(doc.get("repeat", 3)),

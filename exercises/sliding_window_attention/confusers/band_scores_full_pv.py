@@ -1,0 +1,63 @@
+"""Confuser: the scores are computed on the band only (keys gathered per query, (L_q, W)), but the
+softmax weights are then scattered back into a full (L_q, L_k) matrix and multiplied by all values:
+the L_q x L_k work and memory are in the weights @ values product, not in q @ k^T. Values right.
+
+The cost replay may name full_scores: its sentence now leads with what the replay proves ("your measured cost equals, at the larger sizes, that of this mistake (a different structure of the same size costs the same)"), which is true of this file; a hand-written hint stating the mechanism as fact is not.
+
+Must not name: "q @ k^T over all L_k keys is computed", full_scores_when_masked, full_scores_when_not_causal, cross_lengths_full_scores
+May name: full_scores
+"""
+import math
+
+import torch
+
+
+def sliding_window_attention(query, key, value, window, causal=True, mask=None):
+    """Softmax attention restricted to a sliding window of keys.
+
+    Args:
+        query: (B, H, L_q, d_k) tensor. key: (B, H, L_k, d_k). value: (B, H, L_k, d_v).
+        window: an int >= 1; causal: query at position p sees keys p - window < j <= p,
+            otherwise |p - j| < window, with p = i + L_k - L_q (bottom-right).
+        causal: bool.
+        mask: None, or a bool/numeric tensor broadcastable to (B, H, L_q, L_k); nonzero = may attend.
+            It is indexed at the band's (L_q, W) positions on its own axes: indexing a view broadcast
+            to (B, H, L_q, L_k) would cost nothing in memory but L_q * L_k in counted work.
+
+    Returns:
+        (B, H, L_q, d_v) tensor in ``query``'s dtype; rows that see no key are 0. Differentiable.
+
+    Raises:
+        ValueError: ``window`` is not an integer >= 1.
+    """
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ValueError(f"window must be an integer >= 1, got {window!r}")
+    B, H, L_q, d_k = query.shape
+    L_k = key.shape[2]
+    work = torch.float32 if query.dtype in (torch.float16, torch.bfloat16) else query.dtype
+    q = query.to(work) * (1.0 / math.sqrt(d_k))                 # (B, H, L_q, d_k)
+    k, v = key.to(work), value.to(work)                         # (B, H, L_k, d_k), (B, H, L_k, d_v)
+    W = window if causal else 2 * window - 1                    # keys in one query's band
+    pos = torch.arange(L_q) + (L_k - L_q)                       # (L_q,) absolute position of each query
+    idx = (pos - window + 1).view(L_q, 1) + torch.arange(W)     # (L_q, W) the band's key indices
+    keep = (idx >= 0) & (idx < L_k)                             # (L_q, W) inside the key sequence
+    idx = idx.clamp(0, max(L_k - 1, 0))
+    if mask is not None:  # read at the band's positions only, on the mask's own (broadcastable) axes
+        m = mask.reshape((1,) * (4 - mask.dim()) + tuple(mask.shape))  # (B|1, H|1, L_q|1, L_k|1)
+        rows = torch.arange(L_q).view(L_q, 1) if m.shape[2] != 1 else torch.zeros(L_q, 1, dtype=torch.long)
+        cols = idx if m.shape[3] != 1 else torch.zeros_like(idx)
+        keep = keep & (m[:, :, rows, cols] != 0)                # (B|1, H|1, L_q, W)
+    kb = k[:, :, idx]                                           # (B, H, L_q, W, d_k)
+    s = torch.einsum("bhqd,bhqwd->bhqw", q, kb)                 # (B, H, L_q, W) scores of the band
+    s = s.masked_fill(~keep, float("-inf"))
+    m = s.amax(dim=-1, keepdim=True)                            # (B, H, L_q, 1)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))  # rows that see no key
+    p = torch.exp(s - m)                                        # (B, H, L_q, W); masked -> 0
+    l = p.sum(dim=-1, keepdim=True)                             # (B, H, L_q, 1)
+    att = p / torch.where(l > 0, l, torch.ones_like(l))         # rows that see no key stay 0
+    # spread the band's weights back to their key positions, then one matmul with all values
+    full = torch.zeros(att.shape[:3] + (L_k,), dtype=att.dtype).expand(
+        att.shape[0], att.shape[1], L_q, L_k).contiguous()     # (B, H, L_q, L_k)
+    full = full.scatter_add(-1, idx.expand(att.shape), att)     # zeros outside the band
+    y = full @ v                                                # (B, H, L_q, d_v)
+    return y.to(query.dtype)
