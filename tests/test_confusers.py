@@ -857,23 +857,3 @@ def test_a_cost_replay_leads_with_the_cost(exercise_id, name, track, mutant):
             assert not c.message.startswith("Likely mistake"), c.message
     assert [c.id for c in card.checks if c.category != "complexity" and c.verdict != "passed"] == []
 
-
-def test_a_hand_written_cause_not_proven_on_every_failed_case_is_withheld():
-    """grade._check_results: a check's hand-written cause (details["diagnosis"]) stays only where every
-    failed case of the check carries it, as the bank's replay asks of a mutant."""
-    from grader.grading.grade import _check_results  # noqa: PLC0415
-    from grader.judge.judges import Outcome, with_hint  # noqa: PLC0415
-    from grader.judge.verdicts import Verdict  # noqa: PLC0415
-
-    ex = get_exercise("softmax")
-    check = ex.checks[0].id
-    msg, noted = with_hint("'output' is not close.", "exp overflowed.")
-    hinted = Outcome(Verdict.FAILED, msg, noted)
-    bare = Outcome(Verdict.FAILED, "'output' is not close (case 2).", {})
-    both = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", hinted)]})}[check]
-    assert both.message.startswith("Likely mistake: exp overflowed.") and both.details["diagnosis"]
-    one = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", bare)]})}[check]
-    assert not one.message.startswith("Likely mistake") and "diagnosis" not in one.details
-    passed = Outcome(Verdict.PASSED, "", {})
-    alone = {c.id: c for c in _check_results(ex, {check: [("case 1", hinted), ("case 2", passed)]})}[check]
-    assert alone.message.startswith("Likely mistake: exp overflowed.")

@@ -197,7 +197,8 @@ def test_expanded_weights_get_the_hint_their_measurement_matches():
     # the bank's kv_weights_expanded mutant, replayed through the same measurement, costs the same
     # FLOPs at every size: the check names it (in place of the probe's own hint) and keeps the figures
     assert check.details["mistake"] == "kv_weights_expanded"
-    assert check.message.startswith("Likely mistake: keys and values were projected at num_query_heads heads")
+    assert check.message.startswith("Likely mistake: your measured cost equals, at the larger sizes, that of this mistake")
+    assert "keys and values were projected at num_query_heads heads" in check.message.splitlines()[0]
     assert "8x the reference's" in check.message
 
 
@@ -215,7 +216,8 @@ def test_kv_reprojected_per_query_head_gets_the_sentence_of_what_was_measured(tm
     card = assert_named_as(get_exercise("gqa"), source.replace(old, new), "kv_weights_expanded", tmp_path)
     check = next(c for c in card.checks if c.id == "kv_flops")
     assert {c.id for c in card.checks if c.verdict != "passed"} == {"kv_flops"}
-    assert check.message.startswith("Likely mistake: keys and values were projected at num_query_heads heads")
+    assert check.message.startswith("Likely mistake: your measured cost equals, at the larger sizes, that of this mistake")
+    assert "keys and values were projected at num_query_heads heads" in check.message.splitlines()[0]
     assert "each query head projecting its KV head's columns again" in check.message
 
 

@@ -452,12 +452,6 @@ def _check_results(exercise: Exercise, outcomes: dict[str, list[tuple[str, Outco
             if verdict != Verdict.PASSED and bad_case:
                 details["case"] = bad_case
             details.update(worst.details)
-            hint = worst.details.get("diagnosis")
-            if hint and any(o.verdict != Verdict.PASSED and o.details.get("diagnosis") != hint for _, o in items):
-                # a hand-written cause proven on one case and not on another failed case of the check does
-                # not explain the check (the bank's replay asks the same of a mutant: every failed case)
-                message = strip_hint(message)
-                details.pop("diagnosis", None)
         checks.append(CheckResult(
             id=spec.id, title=spec.title, category=spec.category, visibility=spec.visibility,
             verdict=str(verdict),
