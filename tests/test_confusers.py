@@ -857,3 +857,30 @@ def test_a_cost_replay_leads_with_the_cost(exercise_id, name, track, mutant):
             assert not c.message.startswith("Likely mistake"), c.message
     assert [c.id for c in card.checks if c.category != "complexity" and c.verdict != "passed"] == []
 
+
+
+def test_a_mutant_is_refused_where_the_candidate_passes_a_check_it_fails(tmp_path):
+    """-inf replaced by the dtype's minimum makes an all -inf slice uniform, as a clamp at -80 does, but
+    keeps -inf beside finite logits exactly 0: it passes neg_inf_entries, which exponent_clamped is
+    declared (and proven) to fail, so that mutant is not named; the clamp itself still is."""
+    path = confuser("softmax", "neg_inf_to_finfo_min", "torch")
+    card = grade("softmax", path, "torch")
+    assert_no_wrong_name(card, path)
+    assert "neg_inf_entries" not in failed(card) and "all_neg_inf" in failed(card)
+    clamp = next(m for m in get_exercise("softmax", track="torch").mistakes if m.name == "exponent_clamped")
+    mutant = tmp_path / "exponent_clamped.py"
+    mutant.write_text(clamp.source)
+    assert "exponent_clamped" in card_names(grade("softmax", mutant, "torch"))
+
+
+def test_hints_that_reproduce_an_output_lead_with_what_they_prove():
+    """kv_cache's missing-mask replay and softmax's overflow hint reproduce the output, which a mask
+    offset that hides nothing and a shift skipped on one path reproduce too: the sentences lead with
+    the output's property and give the mechanism as an example (or ask for the fix on every path)."""
+    kv = grade("kv_cache", confuser("kv_cache", "offset_after_update", "torch"), "torch")
+    assert_no_wrong_name(kv, confuser("kv_cache", "offset_after_update", "torch"))
+    said = [h for h in hints(kv) if "attended to the new tokens after it" in h]
+    assert said and all(h.startswith("with ") and "(or a mask whose offset hides nothing)" in h for h in said)
+    sm = grade("softmax", confuser("softmax", "shift_above_threshold"))
+    assert_no_wrong_name(sm, confuser("softmax", "shift_above_threshold"))
+    assert any(h.startswith("exp overflowed: the output is the softmax computed without subtracting") for h in hints(sm))

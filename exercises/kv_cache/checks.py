@@ -87,8 +87,9 @@ def _none(c: dict) -> np.ndarray:
 #: call, or None where the mistake cannot show there (its output there is the right one)). The sentence
 #: may use {L} (new tokens) and {T} (cached tokens) of the judged call.
 FORWARD_MISTAKES = (
-    ("no causal mask inside a multi-token prefill: with {L} new tokens, new token i also attended to the new "
-     "tokens after it. Mask key j for new token i when j > T + i (T = {T} cached).",
+    ("with {L} new tokens, new token i also attended to the new tokens after it, as with no causal mask inside "
+     "a multi-token prefill (or a mask whose offset hides nothing). Mask key j for new token i when j > T + i "
+     "(T = {T} cached).",
      lambda c: _attention64(_seen(c), c["x"], c["W"], c["H"], mask="none") if c["x"].shape[1] > 1 else None),
     ("the causal mask is aligned top-left: with T = {T} cached tokens, new token i sits at position T + i and "
      "may attend to keys j <= T + i (bottom-right aligned), not j <= i.",

@@ -136,8 +136,8 @@ def _nonfinite_hint(x: np.ndarray, ax: int, axis, got: np.ndarray, tol: Toleranc
         and np.array_equal(g[np.isinf(g)], naive[np.isinf(naive)])
     ok = np.isfinite(g) & np.isfinite(naive)
     if same_bad and (not ok.any() or close_enough(np.where(ok, g, 0.0), np.where(ok, naive, 0.0), tol)):
-        return ("exp overflowed: subtract the maximum along the axis before exponentiating "
-                "(softmax(x) == softmax(x - max(x))).")
+        return ("exp overflowed: the output is the softmax computed without subtracting the maximum; subtract the "
+                "maximum along the axis before exponentiating, on every path (softmax(x) == softmax(x - max(x))).")
     bad = ~np.isfinite(g)
     first = tuple(int(i) for i in np.argwhere(bad)[0])
     return Symptom(f"The output has {int(bad.sum())} NaN/inf entries of {g.size} (first at index {first}) where "

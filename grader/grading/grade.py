@@ -694,7 +694,7 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
     by_name = {m.name: m for m in exercise.mistakes}
     failed_anywhere, passed_anywhere = _value_cases(plan, step_verdicts)
     right_in_same_function = _same_function(plan, failed_anywhere, passed_anywhere)
-    passed_costs = {c.id for c in checks if c.category == "complexity" and c.verdict == str(Verdict.PASSED)}
+    passed_checks = {c.id for c in checks if c.verdict == str(Verdict.PASSED)}
     all_judged = [sid for cases in step_verdicts.values() for sid, _v in cases if sid in keep]
     out = []
     for check in checks:
@@ -717,10 +717,11 @@ def _apply_value_bank(exercise: Exercise, plan: Plan, seed: int, device: str, ch
                                                       expected.steps, golden.steps, passed_anywhere,
                                                       ratios.get(names[0]), right_in_same_function):
             names = []  # the candidate is wrong where this mutant is right: another mistake may explain it
-        if len(names) == 1 and set(by_name[names[0]].must_fail) & passed_costs:
-            # the mutant fails a complexity check (declared, and proven by grade selfcheck at every
-            # seed) that the candidate passed: its cost is not the candidate's, so neither is its
-            # mechanism (K/V repeated along the sequence after the projection, not before it)
+        if len(names) == 1 and set(by_name[names[0]].must_fail) & passed_checks:
+            # the mutant fails a check (declared, and proven by grade selfcheck at every seed) that the
+            # candidate passed: its behaviour is not the candidate's, so neither is its mechanism (K/V
+            # repeated along the sequence after the projection, not before it, passes kv_flops; -inf
+            # replaced by the dtype's minimum passes neg_inf_entries, which a clamp at -80 fails)
             names = []
         out.append(_named(check, names, by_name, {k: v for k, v in check.details.items() if k != "diagnosis"}
                           if names else check.details))

@@ -1,4 +1,4 @@
-"""no causal mask inside a multi-token prefill: new token i also attended to the new tokens after it. Mask key j for new token i when j > T + i (T tokens already cached).
+"""new token i also attended to the new tokens after it, as with no causal mask inside a multi-token prefill (or a mask whose offset hides nothing). Mask key j for new token i when j > T + i (T tokens already cached).
 
 Must fail: prefill_decode, chunked_prefill, no_cache_output
 """
