@@ -371,7 +371,11 @@ def _kv_share(t: Any) -> float:
     return float(getattr(t, "_grader_kv", 0.0) or 0.0)
 
 
-def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
+def _torch_counter_mode(on_op: Callable[[Any], None] | None = None, memory: bool = True):
+    """A ``TorchDispatchMode`` counting work (see the module docstring); ``on_op`` is called with each
+    op overload the first time the mode sees it (the runner's op audit); with ``memory``, it also
+    tracks the live storage of every tensor it sees created (``peak``: CPU peak memory), which costs a
+    weak reference per tensor and is skipped where peak memory is not measured."""
     import torch  # noqa: PLC0415 - torch plans only
     from torch.utils._python_dispatch import TorchDispatchMode  # noqa: PLC0415
     from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
@@ -491,8 +495,9 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None):
                             pass
                 else:
                     self.kv_flops += work * share
-            for o in outs:
-                self._track(o)
+            if memory:  # live storage only where peak memory is measured (a FLOP probe needs none)
+                for o in outs:
+                    self._track(o)
             return out
 
     return WorkCounterMode()
@@ -531,7 +536,7 @@ class Measurement:
 
     def __enter__(self) -> "Measurement":
         if self.counts_torch_ops:
-            self._mode = _torch_counter_mode(self._on_op)
+            self._mode = _torch_counter_mode(self._on_op, memory="peak_bytes" in self.quantities)
             self._mode.__enter__()
         elif {"flops", "kv_flops"} & self.quantities:
             install_numpy_hooks()
