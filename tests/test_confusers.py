@@ -879,8 +879,26 @@ def test_hints_that_reproduce_an_output_lead_with_what_they_prove():
     the output's property and give the mechanism as an example (or ask for the fix on every path)."""
     kv = grade("kv_cache", confuser("kv_cache", "offset_after_update", "torch"), "torch")
     assert_no_wrong_name(kv, confuser("kv_cache", "offset_after_update", "torch"))
-    said = [h for h in hints(kv) if "attended to the new tokens after it" in h]
-    assert said and all(h.startswith("with ") and "(or a mask whose offset hides nothing)" in h for h in said)
+    # its uncached calls keep the right mask, where a missing mask would be wrong: the replay is refused
+    # (right_or_variant_in_every_call), and where a replay does name it, the sentence leads with the output
+    assert all(h.startswith("with ") and "(or a mask whose offset hides nothing)" in h
+               for h in hints(kv) if "attended to the new tokens after it" in h)
+    assert not any("no causal mask inside a multi-token prefill:" in h for h in hints(kv))
     sm = grade("softmax", confuser("softmax", "shift_above_threshold"))
     assert_no_wrong_name(sm, confuser("softmax", "shift_above_threshold"))
     assert any(h.startswith("exp overflowed: the output is the softmax computed without subtracting") for h in hints(sm))
+
+
+def test_a_replay_is_refused_where_a_call_is_right_and_the_mistake_would_not_be(tmp_path):
+    """rope's hand-written replays (judges.right_or_variant_in_every_call): a sign vector negated in
+    place at every call makes every other call a reflection and the rest right; a missing minus sign
+    would be wrong on the right calls too, so it is not named. The mistake itself, every call, still is."""
+    path = confuser("rope", "cached_sign_flipped")
+    card = grade("rope", path)
+    assert_no_wrong_name(card, path)
+    assert not any("lost its minus sign" in h for h in hints(card))
+    mistake = next(m for m in get_exercise("rope").mistakes if m.name == "rotate_half_no_minus")
+    real = tmp_path / "no_minus.py"
+    real.write_text(mistake.source)
+    card = grade("rope", real)
+    assert "rotate_half_no_minus" in card_names(card) or any("lost its minus sign" in h for h in hints(card))

@@ -40,9 +40,9 @@ nonfinite_gradient = _MHA.nonfinite_gradient
 WEIGHTS = ("W_q", "W_k", "W_v", "W_o")
 
 MISTAKES = (
-    ({"kv_map": "repeat"}, "query heads were mapped to key/value heads with `repeat` (head h uses KV head "
-                           "h % num_kv_heads) instead of `repeat_interleave` (head h uses KV head "
-                           "h // (num_query_heads // num_kv_heads), consecutive query heads share one)."),
+    ({"kv_map": "repeat"}, "query head h used KV head h % num_kv_heads (the mapping `repeat` gives) instead of "
+                           "h // (num_query_heads // num_kv_heads) (`repeat_interleave`: consecutive query "
+                           "heads share one)."),
     ({"scale": "kv_width"}, "the scores were scaled by 1/sqrt(num_kv_heads * d_k) (the width of the K "
                             "projection) instead of 1/sqrt(d_k) with d_k = D // num_query_heads."),
     *_MHA.MISTAKES,

@@ -201,9 +201,9 @@ def _shape_hint(ctx: JudgeContext, shape: tuple, expected: tuple) -> str | None:
         head, rest = got[:, :, :T], got[:, :, T:]
         unused = rest.size and np.all(np.isfinite(rest)) and np.all(rest == rest.reshape(-1)[0])
         if _same(head, want) and unused:
-            return (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen, and its first "
-                    f"T positions are the right ones (the rest unused); a preallocated buffer must be exposed "
-                    "as its filled part ([:, :, :T]).")
+            return (f"the cache exposes {shape[2]} positions but only T = {T} tokens were seen: its first T "
+                    "positions are the right ones and the rest hold one constant, as when a preallocated buffer "
+                    "is exposed whole; expose (and attend to) only the filled part ([:, :, :T]).")
         where = "are" if _same(head, want) else "are not"
         return Symptom(f"The cache holds {shape[2]} positions after T = {T} tokens; its first T positions "
                        f"{where} the keys/values of the tokens seen.")

@@ -127,8 +127,9 @@ def _nonfinite_hint(x: np.ndarray, ax: int, axis, got: np.ndarray, tol: Toleranc
     if (finite.size and x.dtype == np.float64 and got.dtype.kind == "f" and got.dtype.itemsize < 8
             and np.abs(finite).max() > np.finfo(got.dtype).max
             and _confined_to_overflowing_slices(x, ax, got)):
-        return (f"the float64 input was computed in {got.dtype.name}, where logits this large overflow "
-                "to inf (inf - inf = NaN): compute in the input's dtype.")
+        return (f"the float64 input came out as {got.dtype.name} with NaN/inf only in slices holding logits beyond "
+                f"{got.dtype.name}'s range, as when it is computed in {got.dtype.name}, where they overflow to inf "
+                "(inf - inf = NaN): compute in the input's dtype, subtracting the maximum.")
     dtype = got.dtype if got.dtype.kind == "f" else x.dtype
     naive = _unshifted(x, ax, dtype).astype(np.float64)
     g = got.astype(np.float64)

@@ -1,4 +1,4 @@
-"""KV heads were mapped to query heads with repeat (head h -> KV head h % num_kv_heads) instead of repeat_interleave (head h -> KV head h // group).
+"""query head h used KV head h % num_kv_heads (the mapping repeat gives) instead of h // group (repeat_interleave).
 
 Must fail: head_mapping
 

@@ -1,4 +1,4 @@
-"""KV heads were mapped to query heads with np.tile (head h -> KV head h % num_kv_heads) instead of np.repeat along the head axis (head h -> KV head h // group).
+"""query head h used KV head h % num_kv_heads (the mapping np.tile gives) instead of h // group (np.repeat along the head axis).
 
 Must fail: head_mapping
 
