@@ -165,3 +165,27 @@ def test_a_file_named_differently_at_two_seeds_fails_its_row(tmp_path, monkeypat
     names.update({2: "no_max_subtraction"})
     [row] = [r for r in selfcheck.run_selfcheck([get_exercise("softmax")], seed=1, seeds=2) if r.kind == "confuser"]
     assert row.ok, row.note
+
+
+def test_a_sandboxed_selfcheck_grades_confusers_and_mutants_in_process_and_samples_in_the_sandbox(monkeypatch):
+    """With a sandbox, the reference, the stub and the samples go to it; mutants and confusers prove the
+    host's naming and run through the trusted in-process runner (no sandbox changes a name)."""
+    import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
+
+    seen = []
+
+    def fake(ex, path, *, seed, sandbox=None, trusted_runner=None):
+        seen.append((Path(path).parent.name, trusted_runner is not None, sandbox))
+        from types import SimpleNamespace  # noqa: PLC0415
+        return SimpleNamespace(checks=[], status="graded", score=0.0, max_score=1.0, all_passed=False,
+                               status_message="", mistakes=())
+
+    monkeypatch.setattr(selfcheck, "grade_submission", fake)
+    ex = get_exercise("rope")
+    run_selfcheck([ex], sandbox="docker", seed=1)
+    by_kind = {kind: path for path, kind in selfcheck.selfcheck_files(ex)}
+    assert by_kind["confuser"] and by_kind["mistake"]
+    confusers = [t for folder, t, _ in seen if folder == ex.confusers_dir.name]
+    sandboxed = [(t, sb) for folder, t, sb in seen if folder in (samples_dir(ex).name,)]
+    assert confusers and all(confusers)
+    assert sandboxed and all(not t and sb == "docker" for t, sb in sandboxed)

@@ -254,7 +254,8 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
         sandbox: None (the warm path: every file of the repository runs in this process through
             ``grader.grading.trusted``), or ``auto``/``process``/``docker`` to run the reference, the
             stub and the samples in that sandbox. Mutants of the bank always run in this process
-            (trusted host code, never sent to a sandbox).
+            (trusted host code, never sent to a sandbox), and so do confusers: what they prove is
+            the host's naming, which no sandbox changes (the samples prove the sandbox's transport).
         seed: the first hidden-case seed.
         seeds: how many seeds (``seed``, ``seed + 1``, ...) every file is graded at; a file whose
             score differs between them is not as intended.
@@ -287,7 +288,7 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
                         mutant.write_text(mistake.source, encoding="utf-8")
                         card = grade_submission(ex, mutant, seed=s, trusted_runner=TrustedInProcess(
                             label, _MEASURE_LOCK))
-                elif sandbox is None:
+                elif sandbox is None or kind == "confuser":
                     card = grade_submission(ex, path, seed=s, trusted_runner=TrustedInProcess(label, _MEASURE_LOCK))
                 else:
                     card = grade_submission(ex, path, sandbox=sandbox, seed=s)
