@@ -175,7 +175,7 @@ def test_a_sandboxed_selfcheck_grades_confusers_and_mutants_in_process_and_sampl
     seen = []
 
     def fake(ex, path, *, seed, sandbox=None, trusted_runner=None):
-        seen.append((Path(path).parent.name, trusted_runner is not None, sandbox))
+        seen.append((Path(path).parent.name, Path(path).name, trusted_runner is not None, sandbox))
         from types import SimpleNamespace  # noqa: PLC0415
         return SimpleNamespace(checks=[], status="graded", score=0.0, max_score=1.0, all_passed=False,
                                status_message="", mistakes=())
@@ -185,7 +185,10 @@ def test_a_sandboxed_selfcheck_grades_confusers_and_mutants_in_process_and_sampl
     run_selfcheck([ex], sandbox="docker", seed=1)
     by_kind = {kind: path for path, kind in selfcheck.selfcheck_files(ex)}
     assert by_kind["confuser"] and by_kind["mistake"]
-    confusers = [t for folder, t, _ in seen if folder == ex.confusers_dir.name]
-    sandboxed = [(t, sb) for folder, t, sb in seen if folder in (samples_dir(ex).name,)]
+    confusers = [t for folder, _n, t, _ in seen if folder == ex.confusers_dir.name]
+    mutants = [t for folder, name, t, _ in seen if name in {m.path.name for m in ex.mistakes}
+               and folder not in (ex.confusers_dir.name, samples_dir(ex).name)]  # written to a temporary folder
+    sandboxed = [(t, sb) for folder, _n, t, sb in seen if folder == samples_dir(ex).name]
     assert confusers and all(confusers)
+    assert len(mutants) == len(ex.mistakes) and all(mutants)
     assert sandboxed and all(not t and sb == "docker" for t, sb in sandboxed)

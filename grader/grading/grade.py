@@ -659,13 +659,11 @@ def _named(check: CheckResult, names: list[str], by_name: dict, details: dict,
             # a cost replay proves a cost, not a structure: another structure of the same size (the
             # whole weights @ V per query row instead of the whole q @ k^T, a 0/1 keep mask instead of an
             # additive bias) measures the same, so the sentence leads with the cost (helper hunt, issue 24)
-            sentence = f"{COST_LEAD} {mistake.diagnosis}"
+            said = sentence = f"{COST_LEAD} {mistake.diagnosis}"
         else:
-            sentence = f"{mistake.diagnosis} ({EVIDENCE[evidence]})"
+            said, sentence = mistake.diagnosis, f"{mistake.diagnosis} ({EVIDENCE[evidence]})"
         message, _ = with_hint(strip_hint(message), sentence)
-        details = {**details, "mistake": mistake.name, "diagnosis": mistake.diagnosis, "evidence": evidence}
-        if evidence == "cost":
-            details["diagnosis"] = sentence
+        details = {**details, "mistake": mistake.name, "diagnosis": said, "evidence": evidence}
     elif len(names) > 1:
         message = strip_hint(message)
         details = {**details, "mistakes_matching": names}

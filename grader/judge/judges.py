@@ -296,8 +296,8 @@ def right_or_variant_in_every_call(ctx: "JudgeContext",
                                    variant: Callable[["JudgeContext"], np.ndarray | Sequence[np.ndarray] | None],
                                    targets: Sequence[str] | None = None, key: Any = None) -> bool:
     """``holds_in_every_call`` for a hint that replays one mistake: every other call's output array is
-    that mistake's, or right where the mistake is right too (or cannot be replayed), ``variant(its context)`` (the float64 replay on that call's
-    arguments), each within the case's tolerance, ten times the floor of the output's dtype and 1e-4,
+    that mistake's, ``variant(its context)`` (the float64 replay on that call's arguments), or right
+    where the mistake is right too (or cannot be replayed there), each within the case's tolerance, ten times the floor of the output's dtype and 1e-4,
     whichever is widest (or, for the mistake, ten times closer to it than it lies to the answer). One
     mistake explains the run; a cause that only coincides with it on some calls does not (a fixed base
     of 100 is rope's base^(-i/d) at the default base 10000, neither at base=500). An output of another
