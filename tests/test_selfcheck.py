@@ -192,3 +192,26 @@ def test_a_sandboxed_selfcheck_grades_confusers_and_mutants_in_process_and_sampl
     assert confusers and all(confusers)
     assert len(mutants) == len(ex.mistakes) and all(mutants)
     assert sandboxed and all(not t and sb == "docker" for t, sb in sandboxed)
+
+
+def test_a_selfcheck_of_the_sandboxed_kinds_grades_no_mutant_or_confuser(monkeypatch):
+    """``kinds=SANDBOXED_KINDS`` (what the docker selfcheck test runs) sends the reference, the stub and
+    every sample to the sandbox and grades nothing in process: the warm path's self-check grades the
+    mutants and confusers at the same seed."""
+    import grader.cohort.selfcheck as selfcheck  # noqa: PLC0415
+
+    seen = []
+
+    def fake(ex, path, *, seed, sandbox=None, trusted_runner=None):
+        seen.append((Path(path), trusted_runner is not None, sandbox))
+        from types import SimpleNamespace  # noqa: PLC0415
+        return SimpleNamespace(checks=[], status="graded", score=0.0, max_score=1.0, all_passed=False,
+                               status_message="", mistakes=())
+
+    monkeypatch.setattr(selfcheck, "grade_submission", fake)
+    ex = get_exercise("rope")
+    rows = run_selfcheck([ex], sandbox="docker", seed=1, kinds=selfcheck.SANDBOXED_KINDS)
+    expected = [p for p, k in selfcheck.selfcheck_files(ex) if k in selfcheck.SANDBOXED_KINDS]
+    assert [p for p, _t, _sb in seen] == expected
+    assert all(not t and sb == "docker" for _p, t, sb in seen)
+    assert {r.kind for r in rows} == {"reference", "stub", "correct", "bug"}

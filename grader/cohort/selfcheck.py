@@ -245,8 +245,13 @@ def selfcheck_files(exercise: Exercise) -> list[tuple[Path, str]]:
     return files
 
 
+#: The kinds of file a sandboxed self-check sends to its sandbox (mutants and confusers run in process).
+SANDBOXED_KINDS = frozenset({"reference", "stub", "correct", "bug"})
+
+
 def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed: int = 1234, seeds: int = 1,
-                  progress: Callable[[str], None] | None = None) -> list[SelfcheckRow]:
+                  progress: Callable[[str], None] | None = None,
+                  kinds: frozenset[str] | None = None) -> list[SelfcheckRow]:
     """Grade the reference, the stub, every sample and every mutant of each exercise; see the module docstring.
 
     Args:
@@ -260,6 +265,10 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
         seeds: how many seeds (``seed``, ``seed + 1``, ...) every file is graded at; a file whose
             score differs between them is not as intended.
         progress: called with a short line per file.
+        kinds: grade only the files of these kinds (``reference``, ``stub``, ``correct``, ``bug``,
+            ``mistake``, ``confuser``); None grades all. ``SANDBOXED_KINDS`` are those a sandbox runs:
+            a sandboxed self-check of them alone proves the transport without grading the mutants and
+            confusers again in this process (the warm path's self-check does that at the same seed).
     """
     from grader.grading.grade import _MEASURE_LOCK  # noqa: PLC0415 - one measured run at a time
     from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
@@ -267,9 +276,11 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
     say = progress or (lambda _m: None)
     rows = []
     for ex in exercises:
-        files = selfcheck_files(ex)
+        files = [(p, k) for p, k in selfcheck_files(ex) if kinds is None or k in kinds]
         folder = samples_dir(ex)
         for kind, what in (("correct", "correct solutions in other styles"), ("bug", "named mistakes")):
+            if kinds is not None and kind not in kinds:
+                continue
             if not any(k == kind or (kind == "bug" and k == "mistake") for _, k in files):
                 rows.append(SelfcheckRow(exercise=ex.id, file=str(folder / f"{kind}_*.py"), kind="missing",
                                          expectation=f"some {kind}_*.py", status="missing", score=0.0,
