@@ -215,3 +215,30 @@ def test_a_selfcheck_of_the_sandboxed_kinds_grades_no_mutant_or_confuser(monkeyp
     assert [p for p, _t, _sb in seen] == expected
     assert all(not t and sb == "docker" for _p, t, sb in seen)
     assert {r.kind for r in rows} == {"reference", "stub", "correct", "bug"}
+
+
+def test_bank_messages_with_a_confuser_counts_names_in_must_not_lines_of_the_same_track():
+    """The coverage line counts a bank mistake once per exercise and track, as covered only where a
+    confuser of that exercise and track lists it under ``Must not name:`` (hint phrases are not bank
+    messages)."""
+    from grader.cohort.selfcheck import SelfcheckRow  # noqa: PLC0415
+
+    def row(kind, track, mistake=None, targets=()):
+        return SelfcheckRow(exercise="mha", file="f.py", kind=kind, expectation="", status="graded", score=0.0,
+                            max_score=1.0, track=track, mistake=mistake, targets=list(targets))
+
+    rows = [row("mistake", "torch", "unscaled"), row("mistake", "torch", "unscaled"),
+            row("mistake", "torch", "no_output_projection"), row("mistake", "numpy", "unscaled"),
+            row("confuser", "torch", targets=["unscaled", 'hint: "no output projection"']),
+            row("confuser", "numpy", targets=["no_output_projection"])]
+    stats = diagnosis_stats(rows)
+    assert (stats.bank_messages, stats.bank_messages_confused) == (3, 1)
+
+
+def test_a_confuser_row_carries_its_must_not_targets():
+    from grader.cohort.selfcheck import _judge_row, confuser_rules  # noqa: PLC0415
+
+    ex = get_exercise("kv_cache")
+    path = next(p for p in sorted(ex.confusers_dir.glob("*.py")) if not p.name.startswith("_"))
+    card = _card({"values": "'output' is not close to the expected values."})
+    assert _judge_row(ex, path, "confuser", card).targets == confuser_rules(path)[0] != []

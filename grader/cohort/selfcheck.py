@@ -140,6 +140,7 @@ class SelfcheckRow:
             ``details["method"] == "time"``) at any seed graded; the goal is none for correct files.
         wrong_names: a confuser's names (bank mistakes, ``hint: <sentence>``) that its ``May name:``
             line does not allow, at any seed; must be none.
+        targets: a confuser's ``Must not name:`` items: the bank messages and hints it is a confuser of.
     """
 
     exercise: str
@@ -159,6 +160,7 @@ class SelfcheckRow:
     diagnosed: list[str] = field(default_factory=list)
     timed: list[str] = field(default_factory=list)
     wrong_names: list[str] = field(default_factory=list)
+    targets: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict:
         """As a JSON-able dict."""
@@ -195,6 +197,7 @@ def _judge_row(exercise: Exercise, path: Path, kind: str, card: Scorecard,
             row.expectation, row.ok, row.note = "a 'Must not name:' line", False, str(exc)
             return row
         row.expectation = "below full marks, named " + (" or ".join(may) if may else "nothing") + " at most"
+        row.targets = must_not
         named = card_names(card)
         row.wrong_names = [n for n in named if not allowed_name(n, may)]
         forbidden = [n for n in row.wrong_names
@@ -347,6 +350,9 @@ class DiagnosisStats:
         correct_diagnosed: reference or correct samples that got a diagnosis (must be 0).
         confusers: confusers graded (``exercises/<id>/confusers``).
         confusers_clean: of them, those that got no wrong name at any seed.
+        bank_messages: the bank's mistakes graded, one per exercise, track and name.
+        bank_messages_confused: of them, those some confuser of the same exercise and track names
+            in its ``Must not name:`` line (issue 24 asks for every one).
     """
 
     wrong_files: int
@@ -356,6 +362,8 @@ class DiagnosisStats:
     correct_diagnosed: int
     confusers: int = 0
     confusers_clean: int = 0
+    bank_messages: int = 0
+    bank_messages_confused: int = 0
 
     @property
     def confuser_precision(self) -> float:
@@ -381,8 +389,11 @@ def diagnosis_stats(rows: list[SelfcheckRow]) -> DiagnosisStats:
     precise = [r for r in judged if r.diagnosed == [r.mistake]]
     correct = [r for r in rows if r.kind in ("reference", "correct") and r.diagnosed]
     confusers = [r for r in rows if r.kind == "confuser"]
+    messages = {(r.exercise, r.track, r.mistake) for r in rows if r.kind == "mistake" and r.mistake}
+    targeted = {(r.exercise, r.track, t) for r in confusers for t in r.targets}
     return DiagnosisStats(len(wrong), len(named), len(precise), len(judged), len(correct), len(confusers),
-                          len([r for r in confusers if not r.wrong_names]))
+                          len([r for r in confusers if not r.wrong_names]), len(messages),
+                          len(messages & targeted))
 
 
 def _by_track(rows: list[SelfcheckRow]) -> dict[tuple[str, str], list[SelfcheckRow]]:
@@ -418,6 +429,8 @@ def render_matrix(rows: list[SelfcheckRow], console: Console) -> None:
     console.print(f"precision on confusers: {100 * stats.confuser_precision:.0f}% ({stats.confusers_clean} of "
                   f"{stats.confusers} confusers got no wrong name: a wrong solution whose symptom matches a hint "
                   "or a bank message while its cause is another)")
+    console.print(f"bank messages with a confuser: {stats.bank_messages_confused} of {stats.bank_messages} (a confuser "
+                  "names the message in its 'Must not name:' line; the goal is every one)")
     for (exercise, track), group in _by_track(rows).items():
         correct = [r for r in group if r.kind in ("reference", "correct")]
         timed = [r for r in group if r.timed]
