@@ -902,3 +902,38 @@ def test_a_replay_is_refused_where_a_call_is_right_and_the_mistake_would_not_be(
     real.write_text(mistake.source)
     card = grade("rope", real)
     assert "rotate_half_no_minus" in card_names(card) or any("lost its minus sign" in h for h in hints(card))
+
+
+# -- bank sentences that led with a mechanism their replay does not prove ----------------------------
+
+@pytest.mark.parametrize("exercise_id, name, check, mistake, proves, mechanism", [
+    ("flash_attention", "running_max_clamped_at_zero", "large_scores", "running_max_init_zero",
+     "the running max never went below 0", "the running max started at 0"),
+    ("linear_attention", "causal_total_minus_inclusive_suffix", "single_token", "state_read_before_update",
+     "query i saw keys j < i, not j <= i", "the causal state was read before"),
+    ("causal_mask", "ids_cast_to_int8", "padding_mask", "ids_cast_to_uint8",
+     "wrapped modulo 256", "were cast to uint8"),
+])
+def test_a_bank_sentence_leads_with_what_its_replay_proves(exercise_id, name, check, mistake, proves, mechanism):
+    """A clamp at 0 on a running max that starts at -inf, inclusive suffix sums subtracted from the
+    total, ids cast to int8: each output is the named mutant's (the name stays), but the mutant's
+    mechanism (m started at 0, the state read before its update, a uint8 cast) is not the file's, so
+    the sentence leads with the effect and gives the mechanism as an example."""
+    path = confuser(exercise_id, name)
+    card = grade(exercise_id, path)
+    assert_no_wrong_name(card, path)
+    [named] = [c for c in card.checks if c.id == check]
+    assert named.details.get("mistake") == mistake
+    assert proves in named.message and mechanism not in named.message
+
+
+def test_causal_mask_nan_where_allowed_is_not_called_an_additive_mask(tmp_path):
+    """(1 - allowed) * -inf is NaN where allowed and -inf where masked: no 0 anywhere, so "additive mask
+    (0 where allowed ...)" is not said of it; the same file returning 0 where allowed still is."""
+    path = confuser("causal_mask", "additive_mask_times_inf")
+    card = grade("causal_mask", path)
+    assert_no_wrong_name(card, path)
+    assert "causal_square" in failed(card) and not any("additive mask" in m for m in failed(card).values())
+    edited = edited_confuser("causal_mask", "additive_mask_times_inf",
+                             "((1.0 - mask.astype(np.float64)) * -np.inf)", "np.where(mask, 0.0, -np.inf)", tmp_path)
+    assert "additive mask" in failed(grade("causal_mask", edited))["causal_square"]

@@ -45,12 +45,13 @@ def _candidate_array(ctx: JudgeContext) -> tuple[np.ndarray | None, Outcome | No
 
 def _additive_hint(got: np.ndarray) -> str | None:
     """An additive mask, named only when its values are one (0 where allowed and -inf, or one large
-    negative number, where masked: nothing else)."""
-    if got.dtype.kind != "f" or not got.size:
+    negative number, where masked: nothing else). A NaN anywhere is no additive mask (a mask built as
+    (1 - allowed) * -inf has NaN where it allows and no 0 at all: confuser additive_nan)."""
+    if got.dtype.kind != "f" or not got.size or np.isnan(got).any():
         return None
-    values = np.unique(got[~np.isnan(got)]) if not np.isnan(got).all() else np.array([])
+    values = np.unique(got)
     negative = values[values != 0]
-    if len(negative) == 1 and (np.isneginf(negative[0]) or negative[0] < -1e3) and len(values) <= 2:
+    if len(negative) == 1 and (np.isneginf(negative[0]) or negative[0] < -1e3) and len(values) == 2:
         return ("this looks like an additive mask (0 where allowed, -inf or a large negative number where "
                 "masked); return a boolean mask where True (or 1) means 'may attend'.")
     return None

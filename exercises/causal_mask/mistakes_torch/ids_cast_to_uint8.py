@@ -1,4 +1,4 @@
-"""the token ids were cast to uint8 before comparing with pad_token: ids of a real vocabulary wrap modulo 256 (256, 512, 65536 become 0) and are masked as padding; compare the ids as they are.
+"""the token ids were wrapped modulo 256 before comparing with pad_token (as a cast to uint8 or int8 does): ids of a real vocabulary (256, 512, 65536 become 0) are masked as padding; compare the ids as they are.
 
 Must fail: padding_mask
 """

@@ -1,4 +1,4 @@
-"""the causal state was read before token i was added to it: query i saw keys j < i (an exclusive prefix sum), not j <= i; in the RNN view (Katharopoulos et al. 2020, eq. 10-12) S_i = S_(i-1) + phi(k_i) v_i^T comes first, then out_i = phi(q_i)^T S_i / phi(q_i)^T z_i (and row 0 sees no key at all).
+"""query i saw keys j < i, not j <= i (an exclusive prefix sum, as when the causal state is read before token i is added to it); in the RNN view (Katharopoulos et al. 2020, eq. 10-12) S_i = S_(i-1) + phi(k_i) v_i^T comes first, then out_i = phi(q_i)^T S_i / phi(q_i)^T z_i (and row 0 sees no key at all).
 
 Must fail: causal
 
