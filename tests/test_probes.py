@@ -249,3 +249,69 @@ def test_a_growth_only_hint_is_a_symptom_not_a_named_mistake():
     assert out.message.endswith("\nA temporary that grows faster than the input.")
     assert out.details["symptom"] == "A temporary that grows faster than the input."
     assert Hint.from_toml({"text": "x", "symptom": True}).symptom and not Hint.from_toml({"text": "x"}).symptom
+
+
+# -- largest_numel: the largest single array a call allocates (issue 24, flash's bool mask) ----------
+
+def test_numpy_largest_numel_sees_a_bool_mask_built_from_aranges_and_not_a_broadcast_view():
+    """In a step measuring ``largest_numel`` alone, ``np.arange`` hands out counting arrays, so the
+    comparison ``arange(L_q)[:, None] >= arange(L_k)`` (an L_q x L_k bool mask) is the largest array;
+    ``np.broadcast_to`` allocates nothing and a FLOP step's counts are not changed by aranges."""
+    install_numpy_hooks()
+    q = np.ones((1, 2, 30, 4)).view(CountingArray)
+    with Measurement(["largest_numel", "peak_bytes"]) as m:
+        s = q @ np.swapaxes(q[:, :, :8], -1, -2)                    # (1, 2, 30, 8): 480
+        np.broadcast_to(s[..., :1], (1, 2, 30, 200))                 # a view: 12000 elements, no data
+    assert m.report["largest_numel"] == 480
+    with Measurement(["largest_numel", "peak_bytes"]) as masked:
+        keep = np.arange(30)[:, None] >= np.arange(50)[None, :]      # (30, 50) bool
+        np.where(keep[:, :8], s, -np.inf)
+    assert masked.report["largest_numel"] == 30 * 50
+    with Measurement(["flops"]) as counted:
+        np.arange(30)[:, None] >= np.arange(50)[None, :]
+    assert counted.report["flops"] == 0 and not COUNTER.active and not COUNTER.sizes
+
+
+def test_torch_largest_numel_counts_new_storage_in_elements_not_views():
+    torch = pytest.importorskip("torch")
+    q = torch.ones(1, 2, 30, 4)
+    with Measurement(["largest_numel", "peak_bytes"], uses_torch=True) as m:
+        s = q @ q[:, :, :8].transpose(-2, -1)                          # (1, 2, 30, 8): 480
+        s[..., :1].expand(1, 2, 30, 200)                               # a view
+    assert m.report["largest_numel"] == 480
+    with Measurement(["largest_numel", "peak_bytes"], uses_torch=True) as masked:
+        torch.ones(30, 50, dtype=torch.bool).tril(20)                  # 1500 one-byte elements
+    assert masked.report["largest_numel"] == 1500
+
+
+def test_a_largest_array_probe_fails_a_quadratic_array_its_peak_bytes_allow():
+    """Flash's memory probe: a bool L_q x L_k keep-mask built once (the hunt's file) passes on peak bytes
+    at L = 96..768, beside L_q x block_size float32 temporaries, and fails on the largest array, judged
+    on the one path that builds it; the reference's own figures pass."""
+    from grader.judge.probes import _largest_array  # noqa: PLC0415
+
+    spec = ProbeSpec("memory_scaling", "peak_bytes", "seq_len", (96, 192, 384, 768), 4.0, 0.35,
+                     largest_array=True)
+    assert "largest_numel" in spec.measure()["quantities"]
+    sizes = list(spec.sizes)
+
+    class Step:
+        def __init__(self, i):
+            self.id = i
+
+    class Got:
+        def __init__(self, n):
+            self.report = {"measure": {"largest_numel": n}}
+
+    groups = [[Step(i)] for i in range(4)]
+    reference = {i: Got(2 * L * 64) for i, L in enumerate(sizes)}            # (B*H, L_q, block) float scores
+    masked = {i: Got(max(2 * L * 64, L * L)) for i, L in enumerate(sizes)}     # + an (L_q, L_k) bool mask
+    from types import SimpleNamespace  # noqa: PLC0415
+    failed = _largest_array(spec, sizes, SimpleNamespace(candidate_steps=masked, expected_steps=reference), groups)
+    assert failed is not None and failed.verdict == "failed" and failed.details["quantity"] == "largest_numel"
+    assert "The largest single array grows faster" in failed.message and "589,824 elements" in failed.message
+    assert _largest_array(spec, sizes, SimpleNamespace(candidate_steps=reference, expected_steps=reference),
+                          groups) is None
+    unreported = {i: SimpleNamespace(report={"measure": {}}) for i in range(4)}
+    assert _largest_array(spec, sizes, SimpleNamespace(candidate_steps=unreported, expected_steps=reference),
+                          groups) is None

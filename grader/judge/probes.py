@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 import numpy as np
@@ -37,7 +37,7 @@ TIME_MARGIN = (5.0, 0.5)
 #: Timing fallback: below this candidate time at the largest size (seconds) a clock cannot decide.
 TIME_MEASURABLE_S = 1e-3
 WHAT = {"flops": "Work", "kv_flops": "Work of projecting keys and values", "peak_bytes": "Peak memory",
-        "seconds": "Time"}
+        "seconds": "Time", "largest_numel": "The largest single array"}
 COUNTED = ("flops", "kv_flops")
 
 
@@ -93,6 +93,12 @@ class ProbeSpec:
             series (``probe_paths``): for a probe whose paths differ in order of cost (a decode step and
             a chunk, a square mask and a few queries over a long cache), where the costliest path's
             share of the sum would hide a cost that grows on a cheaper one.
+        largest_array: a ``peak_bytes`` probe also judges the elements of the largest single array a
+            call allocates (``largest_numel``) against the reference's: it must grow no faster
+            (``max_ratio_slope``; its size is not bounded by ``max_ratio``, only its growth). For a
+            contract that forbids holding an ``L_q x L_k`` matrix at all: a bool mask of that shape is
+            a small part of the peak bytes at a probe's sizes, beside ``L_q x block_size`` float
+            temporaries, but it is the largest array by far and grows like ``L^2``.
     """
 
     check: str
@@ -105,6 +111,7 @@ class ProbeSpec:
     hints: tuple[Hint, ...] = ()
     track: tuple[str, ...] = ()
     judge_each_path: bool = False
+    largest_array: bool = False
 
     @classmethod
     def from_toml(cls, doc: dict) -> "ProbeSpec":
@@ -118,7 +125,8 @@ class ProbeSpec:
                    sizes=tuple(int(s) for s in doc["sizes"]), max_ratio=float(doc["max_ratio"]),
                    max_ratio_slope=float(doc["max_ratio_slope"]), repeat=int(doc.get("repeat", 3)),
                    hints=hints, track=tuple(doc.get("track", ())),
-                   judge_each_path=bool(doc.get("judge_each_path", False)))
+                   judge_each_path=bool(doc.get("judge_each_path", False)),
+                   largest_array=bool(doc.get("largest_array", False)))
 
     @property
     def hint(self) -> str:
@@ -131,6 +139,8 @@ class ProbeSpec:
         quantities = {self.quantity, "seconds", *(h.quantity for h in self.hints if h.quantity)}
         if "kv_flops" in quantities:
             quantities.add("flops")
+        if self.largest_array:
+            quantities.add("largest_numel")
         request = {"quantities": sorted(quantities), "repeat": self.repeat}
         if self.track:
             request["track"] = list(self.track)
@@ -152,6 +162,8 @@ def _fmt(value: float, quantity: str) -> str:
         return f"{value:.0f} B"
     if quantity == "seconds":
         return f"{value * 1e3:.3g} ms"
+    if quantity == "largest_numel":
+        return f"{value:,.0f} elements"
     return f"{value:.3g} FLOPs"
 
 
@@ -360,6 +372,23 @@ def series_judge(spec: ProbeSpec) -> Callable[[JudgeContext], Outcome]:
     return judge
 
 
+def _largest_array(spec: ProbeSpec, sizes: list[int], ctx: JudgeContext, groups: list[list]) -> Outcome | None:
+    """The failure of a ``largest_array`` probe whose peak bytes passed: the largest single array of
+    its calls (``largest_numel``, summed over a size's calls as the peak is) grows faster than the
+    reference's (ratio slope above ``max_ratio_slope``). None when it does not, or when either side
+    did not report the figure (a GPU run, a trail the NumPy counting arrays lost: never charged)."""
+    candidate = per_size(groups, lambda step: _measure(ctx.candidate_steps, step).get("largest_numel"))
+    reference = per_size(groups, lambda step: _measure(ctx.expected_steps, step).get("largest_numel"))
+    if any(v is None or v <= 0 for v in candidate + reference):
+        return None
+    outcome = judge_series(replace(spec, max_ratio=math.inf), sizes, candidate, reference, "largest_numel")
+    if outcome.verdict != Verdict.FAILED:
+        return None
+    note = ("Peak memory itself stayed within bounds at these sizes, where the largest array is a small"
+            " part of it; it would not at larger ones.")
+    return Outcome(Verdict.FAILED, f"{outcome.message}\n{note}", outcome.details)
+
+
 def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: list[list]) -> Outcome:
     """The probe's verdict on the measured steps ``groups`` (one list per size): counts (or, where the
     trail was lost, time) summed per size and judged against the reference's (``judge_series``), with
@@ -391,6 +420,10 @@ def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: 
         if flag:
             details[INTERVIEWER_FLAG] = flag
             message = f"{INTERVIEWER_NOTE}{flag['message']}."
+    if outcome.verdict == Verdict.PASSED and quantity == "peak_bytes" and spec.largest_array:
+        largest = _largest_array(spec, sizes, ctx, groups)
+        if largest is not None:
+            return largest
     if quantity == "peak_bytes" and device == "cpu":
         observed = _observed(ctx.candidate_steps, groups, "observed_peak_bytes")
         details["observed_peak_bytes"] = observed

@@ -19,6 +19,14 @@ Quantities, per measured step:
     NumPy: ``tracemalloc`` peak during the step (NumPy reports its buffers to it). torch on CPU: peak
     of live tensor storage bytes tracked by the same dispatch mode; on CUDA,
     ``torch.cuda.max_memory_allocated``.
+``largest_numel``
+    elements of the largest single array the step allocated (a view allocates nothing): torch, the
+    largest new storage the dispatch mode sees (in elements of the tensor that created it); NumPy,
+    the largest array owning its data that a ufunc, a NumPy function or a constructor returned while
+    the inputs are counting arrays (``SIZE_CONSTRUCTORS`` such as ``np.arange`` hand out counting
+    arrays too in such a step, so ``arange(L_q)[:, None] >= arange(L_k)`` is seen). It tells an
+    ``L_q x L_k`` bool mask held once from the temporaries of a tiled loop, which peak bytes cannot
+    at small sizes (one byte per element beside ``L_q x block_size`` float32 temporaries).
 ``seconds``
     minimum over ``repeat`` runs of a monotonic clock (CUDA events where the tensors live on a GPU).
 """
@@ -52,6 +60,9 @@ CONVERSIONS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortran
 CONSTRUCTORS = ("empty", "zeros", "ones", "full")
 #: Product functions also counted when called on plain ndarrays (a trail lost some other way).
 PLAIN_PRODUCTS = ("dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron")
+#: Constructors of index arrays that hand out counting arrays only in a step measuring
+#: ``largest_numel`` alone (``COUNTER.sizes``): a FLOP count is unchanged by them.
+SIZE_CONSTRUCTORS = ("arange", "tri", "eye", "identity", "indices", "linspace")
 
 
 class _Counter:
@@ -65,10 +76,20 @@ class _Counter:
         self.elementwise = 0
         self.kv_flops = 0.0
         self.events = 0
+        self.largest = 0
+        self.sizes = False
 
     def reset(self) -> None:
-        self.matmul_flops = self.elementwise = self.events = 0
+        self.matmul_flops = self.elementwise = self.events = self.largest = 0
         self.kv_flops = 0.0
+        self.sizes = False
+
+    def note(self, result: Any) -> None:
+        """Keep the size of ``result`` (an array, or a tuple/list of them) in ``largest`` when it owns
+        its data (a view allocates nothing)."""
+        for r in result if isinstance(result, (tuple, list)) else (result,):
+            if isinstance(r, np.ndarray) and r.base is None and r.size > self.largest:
+                self.largest = int(r.size)
 
     def here(self) -> bool:
         """Counting is on in the calling thread (the host grades in several threads at once)."""
@@ -210,6 +231,7 @@ class CountingArray(np.ndarray):
             COUNTER.depth -= 1
         if COUNTER.active and COUNTER.depth == 0:
             COUNTER.events += 1
+            COUNTER.note(result)
             if ufunc is np.matmul and method == "__call__":
                 work = _matmul_flops(np.asarray(plain_in[0]), np.asarray(plain_in[1]), result)
                 COUNTER.matmul_flops += work
@@ -234,6 +256,7 @@ class CountingArray(np.ndarray):
         finally:
             COUNTER.depth -= 1
         if COUNTER.active and COUNTER.depth == 0:
+            COUNTER.note(result)
             _count_function(name, plain_args, result, share, plain_kwargs)
         if name in MOVEMENT_FUNCS:
             return _wrap(result, _weighted_share(tracked) if share else 0.0)
@@ -279,6 +302,19 @@ def _constructor_hook(orig: Callable) -> Callable:
     def construct(*args, **kwargs):
         result = orig(*args, **kwargs)
         if COUNTER.here() and type(result) is np.ndarray:
+            COUNTER.note(result)
+            return _wrap(result)
+        return result
+    return construct
+
+
+def _size_constructor_hook(orig: Callable) -> Callable:
+    """``SIZE_CONSTRUCTORS``: a counting array only where ``COUNTER.sizes`` (``largest_numel`` alone)."""
+    @functools.wraps(orig)
+    def construct(*args, **kwargs):
+        result = orig(*args, **kwargs)
+        if COUNTER.here() and COUNTER.sizes and type(result) is np.ndarray:
+            COUNTER.note(result)
             return _wrap(result)
         return result
     return construct
@@ -314,7 +350,7 @@ def install_numpy_hooks() -> None:
     if _HOOKS:
         return
     for names, hook in ((CONVERSIONS, _conversion_hook), (CONSTRUCTORS, _constructor_hook),
-                        (PLAIN_PRODUCTS, _product_hook)):
+                        (PLAIN_PRODUCTS, _product_hook), (SIZE_CONSTRUCTORS, _size_constructor_hook)):
         for name in names:
             orig = getattr(np, name, None)
             if orig is None:
@@ -399,6 +435,7 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None, memory: bool
             self.events = 0
             self.live = 0
             self.peak = 0
+            self.largest = 0  # elements of the largest new storage (largest_numel)
             self._storages: dict[int, list] = {}
             # weak references to the tracked tensors, each mapped to its storage's pointer: a plain
             # weakref callback (one per mode, not a closure and a weakref.finalize per tensor) releases
@@ -434,6 +471,9 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None, memory: bool
                 self.live += nbytes
                 if self.live > self.peak:
                     self.peak = self.live
+                numel = nbytes // max(t.element_size(), 1)
+                if numel > self.largest:
+                    self.largest = numel
             entry[1] += 1
             ref = weakref.ref(t, self._release)
             self._refs[id(ref)] = (ref, ptr)
@@ -507,7 +547,7 @@ class Measurement:
     """Context manager measuring one step.
 
     Args:
-        quantities: subset of ``{"flops", "peak_bytes", "seconds"}``.
+        quantities: subset of ``{"flops", "kv_flops", "peak_bytes", "largest_numel", "seconds"}``.
         uses_torch: the step's arguments are torch tensors.
         clock: monotonic clock in seconds (injectable for tests).
         on_op: called with each aten op the torch counting mode dispatches (``counts_torch_ops``),
@@ -532,15 +572,18 @@ class Measurement:
     @property
     def counts_torch_ops(self) -> bool:
         """Whether the ``with`` block runs under the torch counting mode (and so calls ``on_op``)."""
-        return self.uses_torch and bool({"flops", "kv_flops", "peak_bytes"} & self.quantities)
+        return self.uses_torch and bool({"flops", "kv_flops", "peak_bytes", "largest_numel"} & self.quantities)
 
     def __enter__(self) -> "Measurement":
         if self.counts_torch_ops:
-            self._mode = _torch_counter_mode(self._on_op, memory="peak_bytes" in self.quantities)
+            self._mode = _torch_counter_mode(self._on_op,
+                                             memory=bool({"peak_bytes", "largest_numel"} & self.quantities))
             self._mode.__enter__()
-        elif {"flops", "kv_flops"} & self.quantities:
+        elif {"flops", "kv_flops", "largest_numel"} & self.quantities:
             install_numpy_hooks()
             COUNTER.reset()
+            # index arrays count only where no FLOP is counted (the FLOP figures stay what they were)
+            COUNTER.sizes = not {"flops", "kv_flops"} & self.quantities
             COUNTER.thread = threading.get_ident()
             COUNTER.active = True
         if "peak_bytes" in self.quantities and not self.uses_torch:
@@ -583,6 +626,8 @@ class Measurement:
                 self.report["flops"] = self._mode.matmul_flops + self._mode.elementwise
                 self.report["matmul_flops"] = self._mode.matmul_flops
                 self.report["elementwise"] = self._mode.elementwise
+            if "largest_numel" in self.quantities:
+                self.report["largest_numel"] = int(self._mode.largest)
             if "peak_bytes" in self.quantities:
                 if self._cuda:
                     import torch  # noqa: PLC0415
@@ -590,9 +635,14 @@ class Measurement:
                     self.report["peak_bytes"] = int(torch.cuda.max_memory_allocated() - self._cuda_base)
                 else:
                     self.report["peak_bytes"] = int(self._mode.peak)
-        elif {"flops", "kv_flops"} & self.quantities:
+        elif {"flops", "kv_flops", "largest_numel"} & self.quantities:
             COUNTER.active = False
             COUNTER.thread = None
+            COUNTER.sizes = False
+            if "largest_numel" in self.quantities:
+                self.report["largest_numel"] = int(COUNTER.largest)
+            if not {"flops", "kv_flops"} & self.quantities:
+                return None
             self.report["kv_flops"] = float(COUNTER.kv_flops)
             self.report["flops"] = COUNTER.matmul_flops + COUNTER.elementwise
             self.report["matmul_flops"] = COUNTER.matmul_flops

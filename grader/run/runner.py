@@ -363,7 +363,7 @@ class PlanExecutor:
                 else:
                     live[lab] = v
             snapshots = {lab: self._snapshot(v) for lab, v in live.items()}
-            if measure and {"flops", "kv_flops"} & set(measure.get("quantities", [])):
+            if measure and {"flops", "kv_flops", "largest_numel"} & set(measure.get("quantities", [])):
                 values = [(a, inst.instrument_numpy(v)) for a, v in values]
                 kw = {k: (a, inst.instrument_numpy(v)) for k, (a, v) in kw.items()}
             if measure and measure.get("track"):  # provenance: work done with these labels' data
