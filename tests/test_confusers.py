@@ -937,3 +937,53 @@ def test_causal_mask_nan_where_allowed_is_not_called_an_additive_mask(tmp_path):
     edited = edited_confuser("causal_mask", "additive_mask_times_inf",
                              "((1.0 - mask.astype(np.float64)) * -np.inf)", "np.where(mask, 0.0, -np.inf)", tmp_path)
     assert "additive mask" in failed(grade("causal_mask", edited))["causal_square"]
+
+
+@pytest.mark.parametrize("exercise_id, track, name, check, mistake, proves, mechanism", [
+    ("attention_scores", "torch", "scores_times_mask", "mask_2d", "mask_filled_with_tiny_positive",
+     "masked keys kept a score of about 0", "the masked scores were filled with 1e-9"),
+    ("attention_scores", "torch", "scale_exponent_sign_flipped", "scaling", "divided_by_inverse_scale",
+     "multiplied by sqrt(d_k) instead of divided by it", "the scores were divided by the scale"),
+    ("attention_scores", "torch", "mask_magnitude_threshold", "mask_numeric", "mask_truncated_to_integer",
+     "fractional mask entries such as 0.5 were read as 0", "a float mask was converted to an integer"),
+    ("gqa", "numpy", "scores_as_mean_of_products", "values", "logits_divided_by_d_k",
+     "as when the 1/sqrt(d_k) scale is applied twice", "(the 1/sqrt(d_k) scale applied twice)"),
+    ("mha", "numpy", "empty_rows_reset_to_zero_scores", "fully_masked_rows", "finite_mask_fill",
+     "a query row whose keys are all masked got uniform weights", "masked scores were filled with a finite"),
+])
+def test_a_bank_sentence_of_a_hunt_leads_with_its_effect(exercise_id, track, name, check, mistake, proves,
+                                                          mechanism):
+    """Scores times the 0/1 mask, d_k ** 0.5 as the scale, a magnitude threshold on the mask, a mean over
+    d_k, fully masked rows reset to 0 scores: each output is the named mutant's, whose mechanism the file
+    does not have, so the sentence states the effect and gives the mechanism as an example."""
+    path = confuser(exercise_id, name, track)
+    card = grade(exercise_id, path, track)
+    assert_no_wrong_name(card, path)
+    [named] = [c for c in card.checks if c.id == check]
+    assert named.details.get("mistake") == mistake
+    assert proves in named.message and mechanism not in named.message
+
+
+@pytest.mark.parametrize("exercise_id, track, name", [
+    ("attention_scores", "torch", "softmax_denominator_epsilon"),
+    ("mha", "numpy", "softmax_denominator_epsilon"),
+    ("transformer_block", "torch", "gelu_approximate_erf"),
+])
+def test_an_error_of_float32_size_in_float64_values_is_not_called_float32_internals(exercise_id, track, name,
+                                                                                     tmp_path):
+    """A softmax dividing by sum + 1e-7, an approximate erf: float64 throughout, off by about float32's
+    precision, within float32_internals's REPLAY_ERROR_RATIO. That replay now also needs the output's
+    values to be float32 numbers (REPLAY_EVIDENCE), so these get no name, and the bank's own mutant
+    (computed in float32, cast back) is still named."""
+    path = confuser(exercise_id, name, track)
+    card = grade(exercise_id, path, track)
+    assert_no_wrong_name(card, path)
+    assert "float64" in failed(card)
+    assert not any(c.details.get("mistake") == "float32_internals" for c in card.checks)
+    [mutant] = [m for m in get_exercise(exercise_id, track=track).mistakes if m.name == "float32_internals"]
+    assert mutant.error_ratio.float32_values
+    written = tmp_path / "float32_internals.py"
+    written.write_text(mutant.source)
+    named = grade(exercise_id, written, track)
+    assert [c.details.get("mistake") for c in named.checks if c.id == "float64"] == ["float32_internals"]
+    assert "came out as float32 numbers" in failed(named)["float64"]

@@ -318,3 +318,28 @@ def test_a_narrow_mistake_costs_only_the_checks_about_it(exercise_id, track, nam
     card = grade_submission(exercise, path, seed=2, trusted_runner=TrustedInProcess(name, _MEASURE_LOCK))
     assert {c.id for c in card.checks if c.deducted} == deducted
     assert {c.details.get("mistake") for c in card.checks if c.details.get("mistake")} == {name}
+
+
+@pytest.mark.parametrize("extra, error", [
+    ('REPLAY_ERROR_RATIO = 10.0\nREPLAY_EVIDENCE = "float32_values"\n', None),
+    ('REPLAY_EVIDENCE = "float32_values"\n', "needs a REPLAY_ERROR_RATIO"),
+    ('REPLAY_ERROR_RATIO = 10.0\nREPLAY_EVIDENCE = "bfloat16"\n', "must be one of float32_values"),
+])
+def test_replay_evidence_is_read_with_its_ratio(extra, error, tmp_path):
+    reference = tmp_path / "ref.py"
+    reference.write_text("def f(x):\n    return x\n")
+    path = tmp_path / "m.py"
+    path.write_text('"""wrong.\n\nMust fail: values\n"""\nPATCH = [("return x", "return -x")]\n' + extra)
+    if error:
+        with pytest.raises(MistakeInvalid, match=error):
+            load_mistake(path, reference)
+    else:
+        ratio = load_mistake(path, reference).error_ratio
+        assert ratio == 10.0 and ratio.float32_values
+
+
+def test_float32_numbers_is_the_evidence_of_a_result_cast_back():
+    x = np.random.default_rng(0).standard_normal(50)
+    assert diagnosis._float32_numbers(x.astype(np.float32).astype(np.float64))
+    assert not diagnosis._float32_numbers(x / (1 + 1e-7))
+    assert diagnosis._float32_numbers(np.array([np.inf, np.nan, 0.5]))

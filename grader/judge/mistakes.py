@@ -22,6 +22,10 @@ in float32): two equally valid float32 formulations differ from each other by as
 differs from the reference, so the candidate reproduces the mutant on a case when its greatest
 distance from the mutant is at most this many times the mutant's own greatest distance from the
 reference's answer (``grader.grading.diagnosis``), instead of within the case's tolerance.
+With it, ``REPLAY_EVIDENCE = "float32_values"`` asks for evidence of the lower precision itself on
+each such case: every value of the candidate's output is exactly a float32 number (computed in
+float32, then cast back). An error of float32's size has other causes (an epsilon of 1e-7 in a
+softmax's denominator, an approximate erf), and those leave float64 values that are not.
 
 The bank is trusted host code (it is written by exercise authors, like the reference): mutants run
 in-process on the host, for ``grade selfcheck`` and for diagnosis, and are never sent to a sandbox.
@@ -68,6 +72,17 @@ class Mistake:
 
 _MISSING = object()
 
+#: The values ``REPLAY_EVIDENCE`` may take (see the module docstring).
+REPLAY_EVIDENCE = ("float32_values",)
+
+
+class ErrorRatio(float):
+    """A ``REPLAY_ERROR_RATIO`` (a float) that also carries the evidence a replay within it needs:
+    ``float32_values`` (``REPLAY_EVIDENCE = "float32_values"``), read by
+    ``grader.grading.diagnosis._within_error_ratio``."""
+
+    float32_values: bool = False
+
 
 def _literal(path: Path, tree: ast.Module, name: str, what: str):
     """The value of the module-level assignment ``name = <literal>`` (``ast.literal_eval``), or
@@ -107,11 +122,19 @@ def _base(path: Path, tree: ast.Module) -> Path | None:
 
 def _error_ratio(path: Path, tree: ast.Module) -> float | None:
     value = _literal(path, tree, "REPLAY_ERROR_RATIO", "a literal number")
+    evidence = _literal(path, tree, "REPLAY_EVIDENCE", "a literal string")
     if value is _MISSING:
+        if evidence is not _MISSING:
+            raise MistakeInvalid(f"{path}: REPLAY_EVIDENCE needs a REPLAY_ERROR_RATIO")
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 1:
         raise MistakeInvalid(f"{path}: REPLAY_ERROR_RATIO must be a number >= 1, got {value!r}")
-    return float(value)
+    ratio = ErrorRatio(value)
+    if evidence is not _MISSING:
+        if evidence not in REPLAY_EVIDENCE:
+            raise MistakeInvalid(f"{path}: REPLAY_EVIDENCE must be one of {', '.join(REPLAY_EVIDENCE)}, got {evidence!r}")
+        ratio.float32_values = True
+    return ratio
 
 
 def apply_patch(reference_source: str, patch: list[tuple[str, str]], where: str = "the mistake") -> str:

@@ -2,12 +2,11 @@
 so float64 inputs are divided by a float32-rounded sqrt(d_k): everything else is float64. The error
 is the scale constant's rounding, not float32 internals.
 
-float32_internals's sentence leads with the precision its replay proves ("came out right only to
-float32 precision") and gives float32 internals and a float32 constant as the two examples, so it may
-be named; a hint calling the computation float32 is not.
+Its values are float64 numbers, not float32 ones, so float32_internals (whose replay now also needs
+every value of the output to be exactly a float32 number: a computation cast back from float32) is
+not named; a hint calling the computation float32 is not either.
 
-Must not name: "computed in float32 internally (cast down"
-May name: float32_internals
+Must not name: float32_internals, "computed in float32 internally (cast down"
 """
 import math
 import numpy as np

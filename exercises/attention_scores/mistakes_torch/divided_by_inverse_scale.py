@@ -1,4 +1,4 @@
-"""the scores were divided by the scale d_k ** -0.5 instead of multiplied by it, so they were multiplied by sqrt(d_k) (d_k times too large instead of normalised).
+"""the scores were multiplied by sqrt(d_k) instead of divided by it (as when they are divided by the scale d_k ** -0.5 instead of multiplied by it): d_k times too large instead of normalised.
 
 Must fail: weights_basic, scaling
 

@@ -1,4 +1,4 @@
-"""the masked scores were filled with 1e-9 (the minus sign of -1e9 lost) instead of -inf: a masked key gets weight exp(0) like a score of zero, so it still takes part in every masked row.
+"""masked keys kept a score of about 0 instead of -inf (as when the fill is 1e-9, the minus sign of -1e9 lost, or 0, or the scores are multiplied by the mask): a masked key gets weight exp(0) like a score of zero, so it still takes part in every masked row.
 
 Must fail: mask_2d, mask_padding, mask_4d
 

@@ -1,4 +1,4 @@
-"""a float mask was converted to an integer (`.long()`, `.int()`) before comparing with 0: fractions such as 0.5 truncate to 0 and hide a key that may attend (the contract: any nonzero entry may attend; compare the mask itself with 0, or take `.bool()`).
+"""fractional mask entries such as 0.5 were read as 0 and hid a key that may attend, as when a float mask is converted to an integer (`.long()`, `.int()`) before comparing with 0 (the contract: any nonzero entry may attend; compare the mask itself with 0, or take `.bool()`).
 
 Must fail: mask_numeric
 """

@@ -1,4 +1,4 @@
-"""scores were divided by d_k instead of sqrt(d_k) (the 1/sqrt(d_k) scale applied twice).
+"""scores were divided by d_k instead of sqrt(d_k) (as when the 1/sqrt(d_k) scale is applied twice).
 
 Must fail: self_attention
 """

@@ -1,0 +1,66 @@
+"""Confuser: a hand-written softmax divides by sum + 1e-7: every weight is off by a relative 1e-7 / sum,
+an error of float32's size on float64 inputs, with float64 arithmetic throughout. float32_internals
+replayed it within its REPLAY_ERROR_RATIO and told it to compute float64 in float64; its replay now
+also needs every value of the output to be a float32 number, which these are not. From a confuser hunt.
+
+Must not name: float32_internals, "float32"
+"""
+
+import math
+
+import torch
+
+
+def _softmax_last(scores: torch.Tensor) -> torch.Tensor:
+    """Stable softmax over the last axis; an all -inf row gives zeros (and zero gradients)."""
+    m = torch.amax(scores, dim=-1, keepdim=True).detach()                # (..., L_q, 1)
+    m = torch.where(torch.isfinite(m), m, torch.zeros_like(m))
+    e = torch.exp(scores - m)                                             # (..., L_q, L_k)
+    s = torch.sum(e, dim=-1, keepdim=True)                                # (..., L_q, 1)
+    return e / (s + 1e-7)                                                # eps keeps 0/0 away
+
+
+def compute_attention_scores(query: torch.Tensor, key: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """Attention weights ``softmax(query @ key^T / sqrt(d_k))`` with masked keys excluded.
+
+    Args:
+        query: ``(..., L_q, d_k)`` floating tensor.
+        key: ``(..., L_k, d_k)``, same dtype; leading dimensions broadcast against query's.
+        mask: optional, broadcastable to ``(..., L_q, L_k)``; bool or numeric, nonzero = may attend.
+
+    Returns:
+        ``(..., L_q, L_k)`` weights in the input dtype; each row sums to 1, or is all 0 when every
+        key of that row is masked.
+
+    Raises:
+        ValueError: query and key disagree on ``d_k``.
+    """
+    if query.shape[-1] != key.shape[-1]:
+        raise ValueError(f"query has d_k={query.shape[-1]} but key has d_k={key.shape[-1]}")
+    d_k = query.shape[-1]
+    scores = query @ key.transpose(-1, -2) / math.sqrt(d_k)                # (..., L_q, L_k)
+    if mask is not None:
+        allowed = torch.as_tensor(mask) != 0                                 # broadcastable to scores
+        scores = scores.masked_fill(~allowed, float("-inf"))                 # (..., L_q, L_k)
+    return _softmax_last(scores)
+
+
+def scaled_dot_product_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scaled dot-product attention.
+
+    Args:
+        query: ``(..., L_q, d_k)``; key: ``(..., L_k, d_k)``; value: ``(..., L_k, d_v)``.
+        mask: optional, broadcastable to ``(..., L_q, L_k)``, nonzero = may attend.
+
+    Returns:
+        ``(output, weights)``: ``(..., L_q, d_v)`` and ``(..., L_q, L_k)``, in the input dtype.
+
+    Raises:
+        ValueError: key and value disagree on ``L_k``, or query and key on ``d_k``.
+    """
+    if key.shape[-2] != value.shape[-2]:
+        raise ValueError(f"key has L_k={key.shape[-2]} but value has L_k={value.shape[-2]}")
+    weights = compute_attention_scores(query, key, mask)                    # (..., L_q, L_k)
+    output = weights @ value                                                 # (..., L_q, d_v)
+    return output, weights
