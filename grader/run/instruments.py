@@ -220,6 +220,13 @@ class CountingArray(np.ndarray):
                 kwargs["type"] = CountingArray
         return super().view(*args, **kwargs)
 
+    def dot(self, b, out=None):
+        """``ndarray.dot`` as ``np.dot`` (counted by its FLOP formula): the method calls the C product
+        directly, past ``__array_function__``, so ``x.dot(W)`` counted nothing (a per-query
+        ``keys.dot(q_i)`` over every key escaped a FLOP probe, and correct projections written with
+        ``.dot`` were charged for work the reference's ``@`` is counted for: helper hunt, issue 24)."""
+        return np.dot(self, b, out=out)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         share = max((_share(i) for i in inputs), default=0.0)
         plain_in = tuple(_plain(i) for i in inputs)
