@@ -366,3 +366,24 @@ def test_a_plain_probe_hint_is_shown_only_where_the_ratio_grows():
     grows = judge_series(spec, sizes, [s * s / 16 for s in sizes], [float(s) for s in sizes])
     assert flat.verdict == grows.verdict == "failed"
     assert "grows like L_q * L_k" not in flat.message and "grows like L_q * L_k" in grows.message
+
+
+def test_a_timed_verdict_says_why_counts_gave_way_to_time():
+    """The timing fallback's message gives its real cause: inputs converted away from the counting
+    arrays (a lost trail), or work the counter never saw at some size (it said 'converted away' for
+    both)."""
+    from grader.judge.probes import LOST_TRAIL, fallback_reason  # noqa: PLC0415
+
+    assert fallback_reason("kv_flops", False, [1.0, 2.0], [3.0, 4.0]) is None
+    assert fallback_reason("kv_flops", True, [1.0, 2.0], [3.0, 4.0]) == LOST_TRAIL
+    unseen = fallback_reason("kv_flops", False, [1.0, 2.0], [0.0, 4.0])
+    assert "saw no work of projecting keys and values" in unseen and "converted" not in unseen
+    assert "saw no work at some size" in fallback_reason("flops", False, [0.0, 2.0], [0.0, 2.0])
+    sizes = list(SPEC.sizes)
+    ref = [1e-3 * s for s in sizes]
+    unclear = [r * (s / 16) ** 0.55 for r, s in zip(ref, sizes)]
+    out = judge_series(SPEC, sizes, unclear, ref, quantity="seconds", fallback_reason=unseen)
+    assert out.verdict == "skipped" and f"Could not judge: {unseen}, so this was timed" in out.message
+    quadratic = [1e-3 * s * s for s in sizes]
+    out = judge_series(SPEC, sizes, quadratic, ref, quantity="seconds", fallback_reason=unseen)
+    assert out.verdict == "failed" and f"(measured by time because {unseen})" in out.message

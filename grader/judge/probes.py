@@ -34,6 +34,12 @@ from grader.judge.verdicts import Verdict
 QUANTITIES = ("flops", "kv_flops", "peak_bytes", "seconds")
 #: Timing fallback: a failure needs the ratio bound times the first, or the slope bound plus the second.
 TIME_MARGIN = (5.0, 0.5)
+#: Why a counted probe fell back to time: the counting arrays' trail was lost (the candidate converted
+#: its inputs to plain arrays or lists) ...
+LOST_TRAIL = "the inputs were converted away from the counting arrays"
+#: ... or nothing was counted at some size though the trail held (the work went through operations the
+#: counter does not see); ``{what}`` is the quantity's description.
+NOTHING_COUNTED = "the counter saw no {what} at some size (it went through operations the counter does not see)"
 #: Timing fallback: below this candidate time at the largest size (seconds) a clock cannot decide.
 TIME_MEASURABLE_S = 1e-3
 WHAT = {"flops": "Work", "kv_flops": "Work of projecting keys and values", "peak_bytes": "Peak memory",
@@ -206,7 +212,8 @@ def choose_hint(spec: ProbeSpec, sizes: list[int], series: dict[str, tuple[list[
 
 def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], reference: list[float],
                  quantity: str | None = None,
-                 series: dict[str, tuple[list[float], list[float]]] | None = None) -> Outcome:
+                 series: dict[str, tuple[list[float], list[float]]] | None = None,
+                 fallback_reason: str = LOST_TRAIL) -> Outcome:
     """Judge one measured series against the reference's.
 
     Args:
@@ -215,6 +222,8 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
         candidate / reference: the measured quantity at each size.
         quantity: what was actually measured (``seconds`` when falling back from counts).
         series: every measured series (quantity -> (candidate, reference)), for choosing the hint.
+        fallback_reason: why counts gave way to time (``LOST_TRAIL`` or ``NOTHING_COUNTED``), said in
+            the message of a timed verdict.
 
     Returns:
         PASSED; FAILED with a message giving the worst size, both values, the ratio, the fitted
@@ -247,10 +256,9 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
                  and candidate[-1] >= TIME_MEASURABLE_S)
         if not clear:
             return Outcome(Verdict.SKIPPED,
-                           "Could not judge: the inputs were converted away from the counting arrays, so this "
-                           f"was timed, and the clock cannot tell with a clear margin ({where}); not charged.",
+                           f"Could not judge: {fallback_reason}, so this was timed, and the clock cannot tell with a clear margin ({where}); not charged.",
                            {**details, "charged": False})
-        note = " (measured by time because the inputs were converted away from the counting arrays)"
+        note = f" (measured by time because {fallback_reason})"
     else:
         note = ""
     if grows:
@@ -404,6 +412,19 @@ def _largest_array(spec: ProbeSpec, sizes: list[int], ctx: JudgeContext, groups:
     return Outcome(Verdict.FAILED, f"{outcome.message}\n{note}", outcome.details)
 
 
+def fallback_reason(quantity: str, lost: bool, flops: list[float], counted: list[float]) -> str | None:
+    """Why a counted probe (``quantity`` in ``COUNTED``) must be judged by time instead, or None when its
+    counts can be judged: the counting trail was lost (``LOST_TRAIL``), or the counter saw no work
+    (``flops``) or none of ``quantity`` (``counted``) at some size (``NOTHING_COUNTED``)."""
+    if lost:
+        return LOST_TRAIL
+    if not all(flops):
+        return NOTHING_COUNTED.format(what=WHAT["flops"].lower())
+    if not all(counted):
+        return NOTHING_COUNTED.format(what=WHAT[quantity].lower())
+    return None
+
+
 def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: list[list]) -> Outcome:
     """The probe's verdict on the measured steps ``groups`` (one list per size): counts (or, where the
     trail was lost, time) summed per size and judged against the reference's (``judge_series``), with
@@ -411,9 +432,10 @@ def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: 
     measured = [s for group in groups for s in group]
     quantity = spec.quantity
     candidate, lost = _series(ctx.candidate_steps, groups, quantity)
+    reason = None
     if quantity in COUNTED:
-        flops, _ = _series(ctx.candidate_steps, groups, "flops")
-        if lost or not all(flops) or not all(candidate):
+        reason = fallback_reason(quantity, lost, _series(ctx.candidate_steps, groups, "flops")[0], candidate)
+        if reason:
             quantity = "seconds"
             candidate, _ = _series(ctx.candidate_steps, groups, quantity)
     reference, _ = _series(ctx.expected_steps, groups, quantity)
@@ -424,7 +446,7 @@ def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: 
         if q in COUNTED and quantity == "seconds":
             continue
         series[q] = (_series(ctx.candidate_steps, groups, q)[0], _series(ctx.expected_steps, groups, q)[0])
-    outcome = judge_series(spec, sizes, candidate, reference, quantity, series)
+    outcome = judge_series(spec, sizes, candidate, reference, quantity, series, reason or LOST_TRAIL)
     last = ctx.candidate_steps.get(measured[-1].id)
     device = ((last.report.get("measure") or {}).get("device") if last else None) or "cpu"
     details, message = {**outcome.details, "device": device}, outcome.message
