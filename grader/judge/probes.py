@@ -256,7 +256,8 @@ def judge_series(spec: ProbeSpec, sizes: list[int], candidate: list[float], refe
                  and candidate[-1] >= TIME_MEASURABLE_S)
         if not clear:
             return Outcome(Verdict.SKIPPED,
-                           f"Could not judge: {fallback_reason}, so this was timed, and the clock cannot tell with a clear margin ({where}); not charged.",
+                           f"Could not judge: {fallback_reason}, so this was timed, and the clock cannot tell with a "
+                           f"clear margin ({where}); not charged.",
                            {**details, "charged": False})
         note = f" (measured by time because {fallback_reason})"
     else:
