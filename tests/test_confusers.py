@@ -987,3 +987,46 @@ def test_an_error_of_float32_size_in_float64_values_is_not_called_float32_intern
     named = grade(exercise_id, written, track)
     assert [c.details.get("mistake") for c in named.checks if c.id == "float64"] == ["float32_internals"]
     assert "came out as float32 numbers" in failed(named)["float64"]
+
+
+# -- float32_internals (every exercise with REPLAY_EVIDENCE = "float32_values") ---------------------------
+
+@pytest.mark.parametrize("exercise_id,track", [("flash_attention", "numpy"), ("gqa", "numpy"),
+                                               ("linear_attention", "torch"), ("sliding_window_attention", "torch"),
+                                               ("sliding_window_attention", "numpy"), ("transformer_block", "numpy")])
+def test_a_float64_result_rounded_to_float32_at_the_end_is_not_called_float32_internals(exercise_id, track):
+    """A float64 computation whose result alone is rounded to float32 (a float32 output buffer, a cast
+    down and back) leaves float32 numbers, as float32 internals do, but each is the right answer rounded
+    once: the replay's evidence tells them apart, and the comparison says what it proved."""
+    path = confuser(exercise_id, "output_rounded_to_float32", track)
+    card = grade(exercise_id, path, track)
+    assert_no_wrong_name(card, path)
+    assert "float32_internals" not in card_names(card)
+    assert "Every value is the expected value rounded to float32" in failed(card)["float64"]
+
+
+@pytest.mark.parametrize("exercise_id,track", [("gqa", "numpy"), ("flash_attention", "numpy"),
+                                               ("transformer_block", "numpy")])
+def test_float32_internals_are_still_named(exercise_id, track, tmp_path):
+    """The mutant of the bank, graded as a candidate's file: its errors exceed one float32 rounding."""
+    from grader.judge.mistakes import load_mistake  # noqa: PLC0415
+
+    ex = get_exercise(exercise_id, track=track)
+    mistake = load_mistake(ex.mistakes_dir / "float32_internals.py", ex.reference_path)
+    path = tmp_path / "float32_internals_candidate.py"
+    path.write_text(mistake.source)
+    card = grade(exercise_id, path, track)
+    assert "float32_internals" in card_names(card)
+    assert "Every value is the expected value rounded to float32" not in failed(card)["float64"]
+
+
+def test_rounded_to_float32_needs_every_value_within_one_float32_step():
+    from grader.judge.compare import rounded_to_float32  # noqa: PLC0415
+
+    golden = np.random.default_rng(0).standard_normal(200)
+    assert rounded_to_float32(golden.astype(np.float32).astype(np.float64), golden)
+    drift = golden.astype(np.float32)
+    drift[7] = np.nextafter(np.nextafter(drift[7], np.float32(np.inf)), np.float32(np.inf))  # two steps off
+    assert not rounded_to_float32(drift.astype(np.float64), golden)
+    assert not rounded_to_float32(golden, golden + 1.0)
+    assert not rounded_to_float32(np.full(3, np.nan), np.zeros(3))

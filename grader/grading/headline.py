@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from grader.judge.compare import ROUNDED_TO_FLOAT32
 from grader.judge.judges import HINT_LABEL, hint_of
 
 NOT_RUN = ("Not run", "Not graded")
@@ -64,8 +65,11 @@ def _difference(checks: list) -> dict | None:
         value = c.details.get("max_abs_diff")
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value != value:
             continue
-        text = next((line.strip() for line in c.message.splitlines()
-                     if line.startswith("Greatest absolute difference")), "")
+        lines = c.message.splitlines()
+        text = next((line.strip() for line in lines if line.startswith("Greatest absolute difference")), "")
+        symptom = next((line.strip() for line in lines if line.startswith(ROUNDED_TO_FLOAT32)), "")
+        if text and symptom:
+            text = f"{text}. {symptom}"  # proven on every value (grader.judge.compare): worth the headline
         if text and (best is None or value > best[0]):
             best = (value, {"check": c.id, "case": c.details.get("case"), "text": text})
     if best is None:  # no array compared (a probe, an exception): the first check's own reason

@@ -39,6 +39,10 @@ def _fmt_value(x: float) -> str:
     return f"{x:.10g}"
 
 
+#: The start of the line a comparison adds when every value is the right answer rounded to float32.
+ROUNDED_TO_FLOAT32 = "Every value is the expected value rounded to float32"
+
+
 def shape_message(name: str, got: tuple, expected: tuple) -> str:
     """``'output' has the wrong shape: got (2, 4, 8), expected (2, 8, 4)``."""
     return f"'{name}' has the wrong shape: got {tuple(got)}, expected {tuple(expected)}"
@@ -95,6 +99,10 @@ def compare_arrays(name: str, got: np.ndarray, golden: np.ndarray, tol: Toleranc
                  f"up to {_fmt(tol.atol)} allowed)")
     lines.append(f"Greatest relative difference: {_fmt(float(rel[idx_rel]))} at index {where_rel} "
                  f"(up to {_fmt(tol.rtol)} allowed)")
+    if got.dtype == np.float64 and golden.dtype == np.float64 and nan_count == 0 and rounded_to_float32(g, e):
+        # a symptom with its proof (every value checked), not a cause: a float32 output buffer, a cast
+        # down and back at the end, or a float32 ``out=`` all leave it
+        lines.append(f"{ROUNDED_TO_FLOAT32}: the result carries float32 precision, not float64's")
     details.update({
         "mismatched": n_bad, "nan_count": nan_count,
         "max_abs_diff": float(abs_diff[idx_abs]) if np.isfinite(abs_diff[idx_abs]) else None,
@@ -103,6 +111,24 @@ def compare_arrays(name: str, got: np.ndarray, golden: np.ndarray, tol: Toleranc
         "max_rel_diff_index": list(where_rel),
     })
     return Comparison(False, "\n".join(lines), details)
+
+
+def rounded_to_float32(x: np.ndarray, golden: np.ndarray) -> bool:
+    """Whether every finite value of ``x`` (float64) is within one float32 spacing of ``golden`` (the
+    float64 answer, same shape) rounded to float32, and at least one finite value exists: the trace of a
+    right result rounded to float32 once, at the end. A computation that ran in float32 rounds at every
+    step and strays further somewhere (several float32 steps on the sums of a product or a softmax); one
+    step of slack covers a golden value on a float32 rounding boundary, which a float64 computation a
+    few float64 steps away rounds the other way."""
+    finite = np.isfinite(x) & np.isfinite(golden)
+    if not finite.any() or not np.array_equal(np.isfinite(x), np.isfinite(golden)):
+        return False
+    with np.errstate(over="ignore"):
+        r = golden[finite].astype(np.float32)
+    if not np.all(np.isfinite(r)):
+        return False
+    step = np.spacing(np.abs(r)).astype(np.float64)
+    return bool(np.all(np.abs(x[finite] - r.astype(np.float64)) <= step))
 
 
 def close_enough(got: np.ndarray, target: np.ndarray, tol: Tolerance) -> bool:
