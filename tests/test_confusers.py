@@ -908,7 +908,7 @@ def test_a_replay_is_refused_where_a_call_is_right_and_the_mistake_would_not_be(
 
 @pytest.mark.parametrize("exercise_id, name, check, mistake, proves, mechanism", [
     ("flash_attention", "running_max_clamped_at_zero", "large_scores", "running_max_init_zero",
-     "the running max never went below 0", "the running max started at 0"),
+     "the running max stayed above every score of a row", "the running max started at 0"),
     ("linear_attention", "causal_total_minus_inclusive_suffix", "single_token", "state_read_before_update",
      "query i saw keys j < i, not j <= i", "the causal state was read before"),
     ("causal_mask", "ids_cast_to_int8", "padding_mask", "ids_cast_to_uint8",
@@ -926,6 +926,19 @@ def test_a_bank_sentence_leads_with_what_its_replay_proves(exercise_id, name, ch
     assert named.details.get("mistake") == mistake
     assert proves in named.message and mechanism not in named.message
 
+
+
+@pytest.mark.parametrize("name", ["running_max_floor_minus_50", "padded_zero_in_block_max"])
+def test_flash_a_running_max_above_a_row_is_not_said_never_to_go_below_zero(name):
+    """A running max floored at -50, or a block max that takes in the zero scores of padded keys, goes
+    below 0 (helper hunt): the replay of m = 0 proves only that m stayed above the row's scores, and the
+    sentence says that, with the ways it happens as examples."""
+    path = confuser("flash_attention", name, "numpy")
+    card = grade("flash_attention", path, "numpy")
+    assert_no_wrong_name(card, path)
+    [named] = [c for c in card.checks if c.id == "large_scores"]
+    assert named.details.get("mistake") == "running_max_init_zero"
+    assert "stayed above every score of a row" in named.message and "never went below 0" not in named.message
 
 def test_causal_mask_nan_where_allowed_is_not_called_an_additive_mask(tmp_path):
     """(1 - allowed) * -inf is NaN where allowed and -inf where masked: no 0 anywhere, so "additive mask

@@ -1,9 +1,9 @@
 """Confuser: the running max starts at -inf, as it should, but the guard against -inf - (-inf) is
-written as a clamp at 0 on the new max, so every negative max is raised to 0 and rows whose scores
-are all in the negative hundreds underflow. Its output is running_max_init_zero's at every case, so
-that name may be given, but its sentence must lead with what the replay proves (the running max
-never went below 0), not with where m started. From a confuser hunt (the sentence said "started at
-0 instead of -inf").
+written as a clamp at 0 on the new max, so every negative max is raised to 0 and rows whose scores are
+all in the negative hundreds underflow. Its output is running_max_init_zero's at every case, so that
+name may be given, but its sentence must lead with what the replay proves (the running max stayed above
+every score of a row), not with where m started. From a confuser hunt (the sentence said "started at 0
+instead of -inf").
 
 Must not name: exp_without_max_shift, nan_fully_masked_rows, "sees no key"
 May name: running_max_init_zero
