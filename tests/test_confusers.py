@@ -1043,3 +1043,16 @@ def test_rounded_to_float32_needs_every_value_within_one_float32_step():
     assert not rounded_to_float32(drift.astype(np.float64), golden)
     assert not rounded_to_float32(golden, golden + 1.0)
     assert not rounded_to_float32(np.full(3, np.nan), np.zeros(3))
+
+
+@pytest.mark.parametrize("name", ["cos_as_sin_with_typed_half_pi", "two_pi_typed_to_7_digits"])
+def test_positional_encoding_typed_constants_are_given_as_a_cause_of_float32_precision(name):
+    """float64 angles reduced by a typed 2*pi, or cos as sin(a + 1.5707964), drift as float32 angles do
+    (helper hunt): the hint and the bank say what is proven (float32 precision) and give typed
+    constants among its causes, not only a float32 computation."""
+    path = confuser("positional_encoding", name, "torch")
+    card = grade("positional_encoding", path, "torch")
+    assert_no_wrong_name(card, path)
+    large = failed(card)["large_positions"]
+    assert "only to the precision of float32 angles" in large
+    assert "pi/2 or ln(10000) is typed to 6 or 7 digits" in large

@@ -76,8 +76,9 @@ MISTAKES = (
 FLOAT32_ANGLES = ("the encoding is right only to the precision of float32 angles: at position ~{pos:.3g} it is off "
                   "by as much as a float32 angle makes it (up to {err:.2g} radians), as when the angles "
                   "p / 10000^(2i/d_model) are computed in float32 (the positions, the frequencies or their "
-                  "product, or a step such as a reduction by a float32 2*pi). Form the angles in float64 "
-                  "throughout and cast only the result to float32.")
+                  "product, or a step such as a reduction by a float32 2*pi), or a constant such as 2*pi, "
+                  "pi/2 or ln(10000) is typed to 6 or 7 digits. Form the angles in float64 from "
+                  "full-precision constants and cast only the result to float32.")
 
 
 def _call(ctx: JudgeContext) -> tuple[int, int, int]:
