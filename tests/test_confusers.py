@@ -1056,3 +1056,20 @@ def test_positional_encoding_typed_constants_are_given_as_a_cause_of_float32_pre
     large = failed(card)["large_positions"]
     assert "only to the precision of float32 angles" in large
     assert "pi/2 or ln(10000) is typed to 6 or 7 digits" in large
+
+
+def test_causal_mask_the_batch_minimum_as_pad_is_not_told_it_compared_with_zero(tmp_path):
+    """`seq != seq.min()` equals `seq != 0` on a case where 0 is the smallest id, and not on a case
+    with no 0 among the ids: a hand-written cause proven on one failed case of a check while another
+    failed case shows none is dropped (as the bank's replay needs every failed case). The mistake
+    itself, a comparison with 0, is still named on every case."""
+    path = confuser("causal_mask", "pad_is_batch_min", "torch")
+    card = grade("causal_mask", path, "torch")
+    assert_no_wrong_name(card, path)
+    assert "padding_mask" in failed(card)
+    assert not any("compared with 0" in h for h in hints(card))
+    real = tmp_path / "compared_with_zero.py"
+    real.write_text(path.read_text().replace("seq != seq.min()", "seq != 0"))
+    assert real.read_text() != path.read_text()
+    card = grade("causal_mask", real, "torch")
+    assert "pad_token_ignored" in card_names(card) or any("compared with 0" in h for h in hints(card))

@@ -395,6 +395,12 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     big[0, :2] = [256, 65_536]
     big[1, 5:] = 0
     padding("padding_mask", "create_padding_mask", big, None, note="ids of a 128k vocabulary, 256 and 65536 among them")
+    # no 0 among the ids, pad_token 5: comparing with 0 hides nothing, while taking the batch's smallest
+    # id for the pad hides a real token (4); the hint "compared with 0" must hold on every failed case
+    # (helper hunt: `seq != seq.min()` was told it compared with 0, as 0 was the smallest id elsewhere)
+    no_zero = np.random.default_rng([public_seed, 18]).integers(6, 60, size=(2, 6))
+    no_zero[0, 2], no_zero[1, 4:] = 4, 5
+    padding("padding_mask", "create_padding_mask", no_zero, 5, note="no 0 among the ids; 4 is a real token")
 
     # Hidden cases: the same kinds at every seed (square, kv_len > seq_len, one query; padding and
     # combined masks, right- and left-padded, every batch holding a full and a padded sequence whose
