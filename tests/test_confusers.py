@@ -1073,3 +1073,15 @@ def test_causal_mask_the_batch_minimum_as_pad_is_not_told_it_compared_with_zero(
     assert real.read_text() != path.read_text()
     card = grade("causal_mask", real, "torch")
     assert "pad_token_ignored" in card_names(card) or any("compared with 0" in h for h in hints(card))
+
+
+def test_transformer_block_eps_squared_is_told_what_was_added_not_which_eps_was_used():
+    """sqrt(var + eps**2) with eps = 1e-5 reproduces an eps of 1e-10 (helper hunt): the name stands, and
+    its sentence leads with what the replay proves (much less than 1e-5 added to the variance), not
+    that the candidate's eps was a smaller constant."""
+    path = confuser("transformer_block", "eps_squared", "numpy")
+    card = grade("transformer_block", path, "numpy")
+    assert_no_wrong_name(card, path)
+    [named] = [c for c in card.checks if c.id == "layer_norm_scale"]
+    assert named.details.get("mistake") == "eps_too_small"
+    assert "added much less than 1e-5 to the variance" in named.message and "used an eps much smaller" not in named.message
