@@ -1,4 +1,5 @@
 """Judging logic of complexity probes, driven with made-up series and an injected clock."""
+from pathlib import Path
 import itertools
 
 import numpy as np
@@ -379,6 +380,11 @@ def test_a_timed_verdict_says_why_counts_gave_way_to_time():
     unseen = fallback_reason("kv_flops", False, [1.0, 2.0], [0.0, 4.0])
     assert "saw no work of projecting keys and values" in unseen and "converted" not in unseen
     assert "saw no work at some size" in fallback_reason("flops", False, [0.0, 2.0], [0.0, 2.0])
+    # counts far below the reference's at the largest size: work went where the counter does not look
+    assert fallback_reason("flops", False, [1.0, 2.0], [1.0, 2.0], [1.5, 2.5]) is None
+    little = fallback_reason("flops", False, [1.0, 2.0], [1.0, 2.0], [1.5, 40.0])
+    assert little is not None and "saw only 0.05x the reference's work at the largest size" in little
+    assert fallback_reason("flops", False, [1.0, 2.0], [1.0, 2.0], [100.0, 6.0]) is None  # the largest size decides
     sizes = list(SPEC.sizes)
     ref = [1e-3 * s for s in sizes]
     unclear = [r * (s / 16) ** 0.55 for r, s in zip(ref, sizes)]
@@ -387,3 +393,18 @@ def test_a_timed_verdict_says_why_counts_gave_way_to_time():
     quadratic = [1e-3 * s * s for s in sizes]
     out = judge_series(SPEC, sizes, quadratic, ref, quantity="seconds", fallback_reason=unseen)
     assert out.verdict == "failed" and f"(measured by time because {unseen})" in out.message
+
+
+def test_work_hidden_in_numpy_inside_the_torch_track_is_not_passed_on_counts():
+    """A quadratic linear attention computed in NumPy inside a torch autograd.Function (helper hunt:
+    full marks, counted at 0.02x the reference's work): its counts are not trusted, the probe says why
+    and judges by time (where the clock cannot tell at these sizes, uncharged, never 'passed')."""
+    from grader.grading.exercise import get_exercise  # noqa: PLC0415
+    from grader.grading.grade import grade_submission  # noqa: PLC0415
+
+    path = Path(__file__).parent / "data" / "linear_numpy_quadratic_in_torch_track.py"
+    card = grade_submission(get_exercise("linear_attention", track="torch"), path, seed=1, sandbox="process")
+    [probe] = [c for c in card.checks if c.id == "flops_scaling"]
+    assert probe.verdict != "passed"
+    assert probe.details["method"] == "time"
+    assert "the counter saw only" in probe.message and "x the reference's work at the largest size" in probe.message

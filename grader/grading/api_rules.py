@@ -21,6 +21,12 @@ from grader.pyparse import parse
 #: judge's CPU-time cross-check, ``grader.judge.forgery``, catches what reaches them dynamically).
 GRADER_MODULES = ("instruments", "runner", "grader")
 
+#: torch's private dispatch machinery, forbidden to every submission: the probes count work through
+#: torch's dispatch (``__torch_dispatch__``), and these switch it off or route around it
+#: (``torch._C._DisableTorchDispatch()`` hid a quadratic recomputation from the counter; helper hunt,
+#: issue 24). A solution reaches every operation it needs through torch's public API.
+TORCH_PRIVATE_DISPATCH = ("torch._C", "torch.utils._python_dispatch", "torch._dispatch", "torch._ops")
+
 
 @dataclass(frozen=True)
 class Violation:

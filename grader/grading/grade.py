@@ -28,7 +28,7 @@ import numpy as np
 from grader import __version__
 from grader.judge import op_audit
 from grader.grading import reference_cache
-from grader.grading.api_rules import GRADER_MODULES, scan_source
+from grader.grading.api_rules import GRADER_MODULES, TORCH_PRIVATE_DISPATCH, scan_source
 from grader.grading.artifacts import collect_artifacts
 from grader.run.channel import RunResults, StepResult
 from grader.grading.restart import HIDDEN_RESERVE_FRACTION, Budget, after_hang_limits, run_with_restarts
@@ -1091,7 +1091,8 @@ def grade_submission(exercise: Exercise, path: Path | str, *, sandbox: str = "au
     say("checking syntax and API rules")
     try:
         text = decode_submission(code)
-        violations = scan_source(text, (*exercise.forbidden_modules, *GRADER_MODULES), exercise.forbidden_names)
+        violations = scan_source(text, (*exercise.forbidden_modules, *GRADER_MODULES),
+                                 (*exercise.forbidden_names, *TORCH_PRIVATE_DISPATCH))
     except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
         message = _compile_problem(exc)
         return card(Status.COMPILE_ERROR, _short_checks(exercise, Verdict.ERROR, "the file does not compile"),

@@ -40,6 +40,15 @@ LOST_TRAIL = "the inputs were converted away from the counting arrays"
 #: ... or nothing was counted at some size though the trail held (the work went through operations the
 #: counter does not see); ``{what}`` is the quantity's description.
 NOTHING_COUNTED = "the counter saw no {what} at some size (it went through operations the counter does not see)"
+#: ... or the counter saw a small fraction of the reference's work (``LITTLE_COUNTED``): the same
+#: computation costs about the same FLOPs however it is written, so a count far below the reference's
+#: means work went where the counter does not look (NumPy inside the torch track, a tensor's buffer
+#: read as a plain array, torch dispatch switched off; helper hunt, issue 24: quadratic files counted at
+#: 0.02-0.25x the reference's work had full marks). ``{ratio}`` is the fraction at the largest size.
+LITTLE_COUNTED = ("the counter saw only {ratio:.2g}x the reference's work at the largest size (the rest went "
+                  "through operations the counter does not see)")
+#: Below this fraction of the reference's counted work at the largest size, counts give way to time.
+LITTLE_COUNTED_FRACTION = 0.3
 #: Timing fallback: below this candidate time at the largest size (seconds) a clock cannot decide.
 TIME_MEASURABLE_S = 1e-3
 WHAT = {"flops": "Work", "kv_flops": "Work of projecting keys and values", "peak_bytes": "Peak memory",
@@ -413,16 +422,21 @@ def _largest_array(spec: ProbeSpec, sizes: list[int], ctx: JudgeContext, groups:
     return Outcome(Verdict.FAILED, f"{outcome.message}\n{note}", outcome.details)
 
 
-def fallback_reason(quantity: str, lost: bool, flops: list[float], counted: list[float]) -> str | None:
+def fallback_reason(quantity: str, lost: bool, flops: list[float], counted: list[float],
+                    reference_flops: list[float] | None = None) -> str | None:
     """Why a counted probe (``quantity`` in ``COUNTED``) must be judged by time instead, or None when its
-    counts can be judged: the counting trail was lost (``LOST_TRAIL``), or the counter saw no work
-    (``flops``) or none of ``quantity`` (``counted``) at some size (``NOTHING_COUNTED``)."""
+    counts can be judged: the counting trail was lost (``LOST_TRAIL``), the counter saw no work
+    (``flops``) or none of ``quantity`` (``counted``) at some size (``NOTHING_COUNTED``), or the work it
+    saw at the largest size is below ``LITTLE_COUNTED_FRACTION`` of ``reference_flops`` there
+    (``LITTLE_COUNTED``)."""
     if lost:
         return LOST_TRAIL
     if not all(flops):
         return NOTHING_COUNTED.format(what=WHAT["flops"].lower())
     if not all(counted):
         return NOTHING_COUNTED.format(what=WHAT[quantity].lower())
+    if reference_flops and reference_flops[-1] > 0 and flops[-1] < LITTLE_COUNTED_FRACTION * reference_flops[-1]:
+        return LITTLE_COUNTED.format(ratio=flops[-1] / reference_flops[-1])
     return None
 
 
@@ -435,7 +449,8 @@ def _judge_groups(spec: ProbeSpec, ctx: JudgeContext, sizes: list[int], groups: 
     candidate, lost = _series(ctx.candidate_steps, groups, quantity)
     reason = None
     if quantity in COUNTED:
-        reason = fallback_reason(quantity, lost, _series(ctx.candidate_steps, groups, "flops")[0], candidate)
+        reason = fallback_reason(quantity, lost, _series(ctx.candidate_steps, groups, "flops")[0], candidate,
+                                 _series(ctx.expected_steps, groups, "flops")[0])
         if reason:
             quantity = "seconds"
             candidate, _ = _series(ctx.candidate_steps, groups, quantity)
