@@ -1060,9 +1060,9 @@ def test_positional_encoding_typed_constants_are_given_as_a_cause_of_float32_pre
 
 def test_causal_mask_the_batch_minimum_as_pad_is_not_told_it_compared_with_zero(tmp_path):
     """`seq != seq.min()` equals `seq != 0` on a case where 0 is the smallest id, and not on a case
-    with no 0 among the ids: a hand-written cause proven on one failed case of a check while another
-    failed case shows none is dropped (as the bank's replay needs every failed case). The mistake
-    itself, a comparison with 0, is still named on every case."""
+    with no 0 among the ids (public and hidden): the hint must explain every padding and combined call
+    of the run, each right where a comparison with 0 is right too or equal to it (as the bank's
+    replay). The mistake itself, a comparison with 0, is still named."""
     path = confuser("causal_mask", "pad_is_batch_min", "torch")
     card = grade("causal_mask", path, "torch")
     assert_no_wrong_name(card, path)

@@ -452,15 +452,6 @@ def _check_results(exercise: Exercise, outcomes: dict[str, list[tuple[str, Outco
             if verdict != Verdict.PASSED and bad_case:
                 details["case"] = bad_case
             details.update(worst.details)
-            hint = worst.details.get("diagnosis")
-            if hint and any(o.verdict != Verdict.PASSED and not o.details.get("diagnosis") for _, o in items):
-                # a hand-written cause proven on one case while another failed case of the check shows no
-                # cause at all does not explain the check (the bank's replay asks as much of a mutant: every
-                # failed case). A hint whose text differs between cases (a pad_token, a position) still
-                # counts: it was proven there too (helper hunt: `seq != seq.min()` was told it compared
-                # with 0, as 0 was the smallest id of the one case that proved it)
-                message = strip_hint(message)
-                details.pop("diagnosis", None)
         checks.append(CheckResult(
             id=spec.id, title=spec.title, category=spec.category, visibility=spec.visibility,
             verdict=str(verdict),
