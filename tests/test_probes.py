@@ -219,6 +219,26 @@ def test_torch_provenance_follows_views_cats_and_expands():
     assert expanded.report["kv_flops"] == pytest.approx(2 * 2 * B * L * D * 4 * kv)
 
 
+def test_provenance_survives_an_elementwise_transform_of_the_weights():
+    """W_k * scale and W_v * 1.0 are the weights transformed element by element: a product with them
+    projects keys and values (helper hunt: the scale folded into expanded weights escaped kv_flops).
+    A product of activations scaled elementwise (k * scale after the projection) is not K/V work."""
+    torch = pytest.importorskip("torch")
+    install_numpy_hooks()
+    x = np.ones((5, 16)).view(CountingArray)
+    W_k = track(np.ones((16, 4)).view(CountingArray))
+    with Measurement(["flops", "kv_flops"]) as m:
+        scaled = W_k * 0.5
+        k = x @ scaled                                   # 2*5*16*4 K/V FLOPs
+        (k * 0.5) @ (k * 0.5).T                          # attention work, none of it K/V
+    assert m.report["kv_flops"] == pytest.approx(2 * 5 * 16 * 4 + 16 * 4 * 2)  # + the scaling's reads/writes
+    B, L, D, kv = 1, 6, 16, 4
+    xt, Wt = torch.randn(B, L, D), track(torch.randn(D, kv))
+    with Measurement(["flops", "kv_flops"], uses_torch=True) as t:
+        k = xt @ (Wt * 0.5).mul(1.0)
+        (k * 0.5) @ (k * 0.5).transpose(1, 2)
+    assert t.report["kv_flops"] == pytest.approx(2 * B * L * D * kv + 2 * (D * kv * 2))
+
 def test_peak_bytes_sees_numpy_temporaries():
     with Measurement(["peak_bytes"]) as m:
         np.ones((1000, 1000))  # 8 MB temporary

@@ -118,6 +118,16 @@ def _arrays_in(args: Any) -> list:
     return found
 
 
+def _pointwise_share(inputs: Any, size: int) -> float:
+    """Provenance of an elementwise result of ``size`` elements: the mean share of the inputs of that
+    size (the operands it was computed from element by element; a scalar or a broadcast row is a
+    parameter of the transform). ``W_k * scale`` is W_k scaled, and a product with it projects keys
+    as one with W_k does (helper hunt, issue 24: the scale folded into W_k and W_v times 1.0 lost
+    their provenance, and keys projected at every query head had full marks)."""
+    same = [i for i in inputs if isinstance(i, np.ndarray) and int(i.size) == size]
+    return sum(_share(i) for i in same) / len(same) if same else 0.0
+
+
 def _weighted_share(arrays: list) -> float:
     total = sum(int(a.size) for a in arrays)  # .size, not np.size: that would be counted
     if not total:
@@ -248,6 +258,8 @@ class CountingArray(np.ndarray):
                            + sum(np.size(r) for r in outs))
                 COUNTER.elementwise += work
             COUNTER.kv_flops += work * share
+        if share and ufunc is not np.matmul and method == "__call__" and type(result) is np.ndarray:
+            return _wrap(result, _pointwise_share(inputs, result.size))
         return _wrap(result)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -542,6 +554,16 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None, memory: bool
                             pass
                 else:
                     self.kv_flops += work * share
+                    if flop is None and not is_view:
+                        # an elementwise transform of tracked data (W_k * scale, W_v.mul(1.0)) is that
+                        # data transformed: a product with it still projects keys and values
+                        for o in outs:
+                            same = [a for a in inputs if a.numel() == o.numel()]
+                            if same:
+                                try:
+                                    o._grader_kv = sum(_kv_share(a) for a in same) / len(same)
+                                except (AttributeError, TypeError):  # pragma: no cover
+                                    pass
             if memory:  # live storage only where peak memory is measured (a FLOP probe needs none)
                 for o in outs:
                     self._track(o)
