@@ -181,25 +181,29 @@ def test_additive_inf_mask_with_nan_to_num_fails_only_the_gradient_edge_cases():
 def test_kv_flops_counts_only_the_kv_projection(sample):
     """The issue's per-query-head loop with a hand-written softmax, expand, a fused QKV projection:
     the work of products consuming W_k/W_v is exactly the reference's, 2*L*D*(2*d_k) per size and
-    path; the probe measures two paths (no mask, causal mask) and judges their sum."""
+    path; the probe measures three paths (no mask and a causal mask at 1 KV head, a batch of two at
+    2 KV heads) and judges their sum."""
     card = grade_submission(get_exercise("gqa"), SAMPLES / sample, sandbox="process", seed=3)
     check = next(c for c in card.checks if c.id == "kv_flops")
     assert check.verdict == "passed" and check.details["method"] == "count"
     D, d_k = 128, 16
-    paths = 2  # exercise.toml: no mask and a causal (L, L) bool mask, summed
-    assert check.details["candidate"] == [paths * 2 * L * D * 2 * d_k for L in check.details["sizes"]]
+    # exercise.toml: no mask and a causal (L, L) bool mask at 1 KV head, and a batch of 2 at 2 KV heads
+    # (2 samples x 2 heads: 4 times one MQA path's work), summed
+    units = 1 + 1 + 2 * 2
+    assert check.details["candidate"] == [units * 2 * L * D * 2 * d_k for L in check.details["sizes"]]
 
 
 def test_expanded_weights_get_the_hint_their_measurement_matches():
     card = grade_submission(get_exercise("gqa"), SAMPLES / "bug_expand_weights.py", sandbox="process", seed=3)
     check = next(c for c in card.checks if c.id == "kv_flops")
-    assert check.verdict == "failed" and check.details["ratios"] == [8.0] * 4
+    # 8x the reference's K/V work on the two MQA paths, 4x on the path at 2 KV heads (4 units of 6)
+    assert check.verdict == "failed" and check.details["ratios"] == pytest.approx([(2 * 8 + 4 * 4) / 6] * 4)
     # the bank's kv_weights_expanded mutant, replayed through the same measurement, costs the same
     # FLOPs at every size: the check names it (in place of the probe's own hint) and keeps the figures
     assert check.details["mistake"] == "kv_weights_expanded"
     assert check.message.startswith("Likely mistake: your measured cost equals, at the larger sizes, that of this mistake")
     assert "keys and values were projected at num_query_heads heads" in check.message.splitlines()[0]
-    assert "8x the reference's" in check.message
+    assert "5.33x the reference's" in check.message
 
 
 def test_kv_reprojected_per_query_head_gets_the_sentence_of_what_was_measured(tmp_path):

@@ -244,14 +244,18 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Steps of the K/V FLOPs probe at ``seq_len=size``: MQA-like GQA with d_model 128, 8 query heads and
-    1 KV head, where the projections dominate, so projecting K/V at full width costs ~1.7x the work.
-    Two calls per size, the two paths of the algorithm: no mask, and a causal ``(size, size)`` bool mask;
-    the probe sums what both measured, so K/V projected at full width on one path only grows the sum too."""
-    B, D, H_q, H_kv = 1, 128, 8, 1
+    """Steps of the K/V FLOPs probe at ``seq_len=size``: GQA with d_model 128 and 8 query heads, where
+    the projections dominate. Three calls per size, the paths of the algorithm: MQA (1 KV head) with no
+    mask and with a causal ``(size, size)`` bool mask, and a batch of two at 2 KV heads (a program whose
+    K/V work depends on the batch or on num_kv_heads > 1: weights expanded only when there is more than
+    one KV head, keys re-projected per sample; helper hunt, issue 24). The probe sums what they measured,
+    so K/V projected at full width on one path only grows the sum too (at 2 KV heads by 4x on that path,
+    3x over the sum)."""
+    D, H_q = 128, 8
     d_k = D // H_q
-    for masked in (False, True):
-        tag = f"probe{size}{'m' if masked else ''}"
+    for masked, B, H_kv in ((False, 1, 1), (True, 1, 1), (False, 2, 2)):
+        path = "masked" if masked else "unmasked" if H_kv == 1 else "batched"
+        tag = f"probe{size}{'m' if masked else 'b' if B > 1 else ''}"
         args = [b.input(f"{tag}_x", rng.standard_normal((B, size, D)).astype(np.float32), track=track, label="x")]
         for name, width in (("W_q", D), ("W_k", H_kv * d_k), ("W_v", H_kv * d_k), ("W_o", D)):
             args.append(b.input(f"{tag}_{name}", (rng.standard_normal((D, width)) / math.sqrt(D)).astype(np.float32),
@@ -260,6 +264,6 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
         if masked:
             args.append(b.input(f"{tag}_mask", np.tril(np.ones((size, size), dtype=bool)), track=track, label="mask"))
         b.call(probe.check, "grouped_query_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
-               describe=f"x (1, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, "
+               meta={"probe": probe.check, "size": size, "path": path},
+               describe=f"x ({B}, {size}, {D}), num_query_heads={H_q}, num_kv_heads={H_kv}, float32, "
                         + ("causal bool mask" if masked else "no mask"))

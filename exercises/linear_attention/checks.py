@@ -233,15 +233,17 @@ PROBE_D = {"flops_scaling": 16, "memory_scaling": 4}
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
-    """Steps of a probe at ``L = size``: one call with ``causal=False`` and one with ``causal=True``
-    (float32, d_k = d_v = ``PROBE_D[probe.check]``); the probe sums what both measured, so an L x L matrix on either path
-    makes the sum grow like L^2."""
+    """Steps of a probe at ``L = size``: calls with ``causal=False`` and ``causal=True``, each for one
+    sequence and for a batch of two (float32, d_k = d_v = ``PROBE_D[probe.check]``); the probe sums what
+    they measured, so an L x L matrix on any path (only when causal, only for a batch: helper hunt,
+    issue 24) makes the sum grow like L^2."""
     d = PROBE_D[probe.check]
-    for causal in (False, True):
-        tag = f"{probe.check}{size}{'c' if causal else ''}"
-        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((PROBE_B, PROBE_H, size, d)).astype(np.float32),
+    for causal, B in ((False, PROBE_B), (True, PROBE_B), (False, 2), (True, 2)):
+        tag = f"{probe.check}{size}{'c' if causal else ''}{'b' if B != PROBE_B else ''}"
+        args = [_input(b, track, f"{tag}_{label}", rng.standard_normal((B, PROBE_H, size, d)).astype(np.float32),
                        "float32", label) for label in INPUTS]
         args.append(b.value(causal))
         b.call(probe.check, "linear_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size, "path": f"causal={causal}"},
-               describe=f"query/key/value ({PROBE_B}, {PROBE_H}, {size}, {d}), causal={causal}, float32")
+               meta={"probe": probe.check, "size": size,
+                     "path": f"causal={causal}" + (f", batch of {B}" if B != PROBE_B else "")},
+               describe=f"query/key/value ({B}, {PROBE_H}, {size}, {d}), causal={causal}, float32")
