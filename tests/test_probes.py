@@ -428,3 +428,17 @@ def test_work_hidden_in_numpy_inside_the_torch_track_is_not_passed_on_counts():
     assert probe.verdict != "passed"
     assert probe.details["method"] == "time"
     assert "the counter saw only" in probe.message and "x the reference's work at the largest size" in probe.message
+
+
+def test_the_ratio_bound_is_judged_where_the_asymptotic_cost_shows():
+    """A chunked algorithm whose one chunk is the whole sequence at the small sizes costs more there
+    and falls to a constant factor beyond (helper hunt: chunks of 256 peaked at 9.5x at L = 256, 4x at
+    L = 1024, and were charged): the ratio bound reads the larger half of the sweep. A constant waste
+    over the bound at the larger sizes still fails."""
+    sizes = list(SPEC.sizes)
+    ref = [float(s) for s in sizes]
+    chunked = [r * x for r, x in zip(ref, (3.0, 6.0, 3.5, 3.0))]   # 6x at the second size, then 3.5x, 3x
+    assert judge_series(SPEC, sizes, chunked, ref).verdict == "passed"
+    wasteful = [r * 6.0 for r in ref]                                # 6x everywhere (bound 4x)
+    out = judge_series(SPEC, sizes, wasteful, ref)
+    assert out.verdict == "failed" and "6x the reference's" in out.message and f"T={sizes[-2]}" in out.message
