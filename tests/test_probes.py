@@ -415,20 +415,35 @@ def test_a_timed_verdict_says_why_counts_gave_way_to_time():
     assert out.verdict == "failed" and f"(measured by time because {unseen})" in out.message
 
 
-def test_work_hidden_in_numpy_inside_the_torch_track_is_not_passed_on_counts():
+def test_work_done_in_numpy_inside_the_torch_track_is_counted():
     """A quadratic linear attention computed in NumPy inside a torch autograd.Function (helper hunt:
-    full marks, counted at 0.02x the reference's work): its counts are not trusted, the probe says why
-    and judges by time (where the clock cannot tell at these sizes, uncharged, never 'passed')."""
+    full marks, counted at 0.02x the reference's work): the tensors' values in NumPy are counting
+    arrays inside a measured step, so the quadratic work is counted and charged."""
     from grader.grading.exercise import get_exercise  # noqa: PLC0415
     from grader.grading.grade import grade_submission  # noqa: PLC0415
 
     path = Path(__file__).parent / "data" / "linear_numpy_quadratic_in_torch_track.py"
     card = grade_submission(get_exercise("linear_attention", track="torch"), path, seed=1, sandbox="process")
     [probe] = [c for c in card.checks if c.id == "flops_scaling"]
-    assert probe.verdict != "passed"
-    assert probe.details["method"] == "time"
-    assert "the counter saw only" in probe.message and "x the reference's work at the largest size" in probe.message
+    assert probe.verdict == "failed" and probe.details["method"] == "count"
+    assert probe.details["candidate_slope"] > 1.8
 
+
+def test_a_torch_measurement_counts_numpy_work_on_the_tensors_values():
+    """Tensor.numpy(), np.asarray(tensor) and np.from_dlpack hand out counting arrays inside a measured
+    torch step: a 64 x 16 product in NumPy counts 2 * 64 * 64 * 16 FLOPs beside the torch ops."""
+    torch = pytest.importorskip("torch")
+    install_numpy_hooks()
+    x = torch.randn(64, 16)
+    with Measurement(["flops"], uses_torch=True) as m:
+        a = x.numpy()
+        a @ a.T
+        b = np.asarray(x)
+        b @ b.T
+        c = np.from_dlpack(np.ascontiguousarray(a))
+        c @ c.T
+    assert m.report["matmul_flops"] == 3 * 2 * 64 * 64 * 16
+    assert type(x.numpy()) is np.ndarray  # outside a measured step, NumPy's own arrays
 
 def test_the_ratio_bound_is_judged_where_the_asymptotic_cost_shows():
     """A chunked algorithm whose one chunk is the whole sequence at the small sizes costs more there

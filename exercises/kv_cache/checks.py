@@ -544,14 +544,19 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
 PROBE_CHUNK = 2
 
 
+#: Sequences in the probe's batched decode step: enough that keys re-projected for a batch alone stand
+#: out of the sum of the four paths by twice the bound (at 2 they were 1.5x over it).
+PROBE_BATCH = 4
+
+
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "numpy") -> None:
     """Steps of the decode-complexity probe at cache length ``size``: a fresh object, an unmeasured
     prefill of ``size`` tokens, then three measured calls, one per path that reads the cache differently
     (d_model 32, 4 heads): a single-token decode step, a chunk of ``PROBE_CHUNK`` tokens appended to the
     cache (chunked prefill), and ``PROBE_CHUNK`` tokens with ``use_cache=False`` (which must not read the
-    cache at all); and, on a second object, a decode step of a batch of two. The probe sums what the four
-    measured, so keys and values re-projected on one path only (e.g. for chunks but not for single
-    tokens, or for a batch but not one sequence) still grow the sum with ``T``."""
+    cache at all); and, on a second object, a decode step of a batch of ``PROBE_BATCH``. The probe sums
+    what the four measured, so keys and values re-projected on one path only (e.g. for chunks but not
+    for single tokens, or for a batch but not one sequence) still grow the sum with ``T``."""
     B, D, H = 1, 32, 4
     name = f"probe_T{size}"
     W = [b.input(f"{name}.{w}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float64), track=track, label=w)
@@ -575,17 +580,17 @@ def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, trac
              step_id=f"{name}.nocache", measure=probe.measure(),
              meta={"probe": probe.check, "size": size, "path": "use_cache=False"},
              describe=f"{PROBE_CHUNK} tokens with use_cache=False while {size + PROBE_CHUNK + 1} tokens are cached")
-    # a batch of two, on an object of its own: a cache kept (or keys re-projected) only when B > 1 is a
+    # a batch, on an object of its own: a cache kept (or keys re-projected) only when B > 1 is a
     # path of its own (helper hunt, issue 24: raw tokens re-projected at every call for B > 1 had full
     # marks while the probe decoded one sequence)
     batched = f"{name}b"
     b.construct(probe.check, "CachedAttention", batched, [b.value(D), b.value(H)], step_id=f"{batched}.construct",
                 describe=f"CachedAttention(d_model={D}, num_heads={H})")
     b.method(probe.check, batched, "forward",
-             [b.input(f"{batched}.prefill", rng.standard_normal((2, size, D)), track=track, label="x"), *W],
-             step_id=f"{batched}.prefill", describe=f"prefill of a batch of 2 x {size} tokens")
+             [b.input(f"{batched}.prefill", rng.standard_normal((PROBE_BATCH, size, D)), track=track, label="x"), *W],
+             step_id=f"{batched}.prefill", describe=f"prefill of a batch of {PROBE_BATCH} x {size} tokens")
     b.method(probe.check, batched, "forward",
-             [b.input(f"{batched}.decode", rng.standard_normal((2, 1, D)), track=track, label="x"), *W],
+             [b.input(f"{batched}.decode", rng.standard_normal((PROBE_BATCH, 1, D)), track=track, label="x"), *W],
              step_id=f"{batched}.decode", measure=probe.measure(),
              meta={"probe": probe.check, "size": size, "path": "batched decode-step"},
-             describe=f"one decode step of a batch of 2 after {size} cached tokens")
+             describe=f"one decode step of a batch of {PROBE_BATCH} after {size} cached tokens")

@@ -34,6 +34,7 @@ Quantities, per measured step:
 from __future__ import annotations
 
 import functools
+import sys
 import threading
 import time
 import tracemalloc
@@ -56,7 +57,8 @@ MOVEMENT_FUNCS = {
 #: numpy functions replaced (in ``numpy``'s namespace) by thin wrappers while counting is installed:
 #: conversions keep a counting array a counting array; constructors hand out counting arrays inside
 #: a measured step, so work done on buffers the submission allocates is counted too.
-CONVERSIONS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "require")
+CONVERSIONS = ("array", "asarray", "asanyarray", "ascontiguousarray", "asfortranarray", "copy", "require",
+               "from_dlpack")
 CONSTRUCTORS = ("empty", "zeros", "ones", "full")
 #: Product functions also counted when called on plain ndarrays (a trail lost some other way).
 PLAIN_PRODUCTS = ("dot", "vdot", "inner", "outer", "tensordot", "einsum", "kron")
@@ -302,6 +304,8 @@ def _count_function(name: str, plain_args: tuple, result: Any, share: float, kwa
 
 
 _HOOKS: dict[str, Any] = {}
+#: torch methods replaced while a torch-track step counts work (``_install_tensor_numpy_hook``).
+_TORCH_HOOKS: dict[str, Any] = {}
 
 
 def _conversion_hook(orig: Callable) -> Callable:
@@ -312,8 +316,29 @@ def _conversion_hook(orig: Callable) -> Callable:
             src = args[0] if args else next(iter(kwargs.values()), None)
             if isinstance(src, CountingArray):
                 return _wrap(result, _share(src))
+            if _is_tensor(src):  # a torch tensor's values in NumPy: the work done with them counts too
+                return _wrap(result)
         return result
     return convert
+
+
+def _is_tensor(x: Any) -> bool:
+    """Whether ``x`` is a torch tensor (without importing torch where the submission did not)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _tensor_numpy_hook(orig: Callable) -> Callable:
+    """``torch.Tensor.numpy`` handing out a counting array inside a measured step: NumPy work on a
+    tensor's values in the torch track is work too (helper hunt, issue 24: a quadratic linear attention
+    computed in NumPy inside a torch autograd.Function was counted at 0.02x the reference's work)."""
+    @functools.wraps(orig)
+    def numpy(self, *args, **kwargs):
+        result = orig(self, *args, **kwargs)
+        if COUNTER.here() and type(result) is np.ndarray:
+            return _wrap(result)
+        return result
+    return numpy
 
 
 def _constructor_hook(orig: Callable) -> Callable:
@@ -376,6 +401,15 @@ def install_numpy_hooks() -> None:
                 continue
             _HOOKS[name] = orig
             setattr(np, name, hook(orig))
+
+
+def _install_tensor_numpy_hook() -> None:
+    """Replace ``torch.Tensor.numpy`` by ``_tensor_numpy_hook`` (idempotent; torch is imported by then)."""
+    torch = sys.modules.get("torch")
+    if torch is None or _TORCH_HOOKS:
+        return
+    _TORCH_HOOKS["Tensor.numpy"] = torch.Tensor.numpy
+    torch.Tensor.numpy = _tensor_numpy_hook(torch.Tensor.numpy)
 
 
 def track(value: Any) -> Any:
@@ -607,6 +641,16 @@ class Measurement:
         if self.counts_torch_ops:
             self._mode = _torch_counter_mode(self._on_op,
                                              memory=bool({"peak_bytes", "largest_numel"} & self.quantities))
+            if {"flops", "kv_flops"} & self.quantities:
+                # NumPy work on the tensors' values counts too (``Tensor.numpy``, ``np.asarray(t)``,
+                # ``np.from_dlpack``, NumPy buffers): the counting arrays see it, the mode the rest
+                install_numpy_hooks()
+                _install_tensor_numpy_hook()
+                COUNTER.reset()
+                COUNTER.sizes = False
+                COUNTER.thread = threading.get_ident()
+                COUNTER.active = True
+                self._numpy_too = True
             self._mode.__enter__()
         elif {"flops", "kv_flops", "largest_numel"} & self.quantities:
             install_numpy_hooks()
@@ -651,10 +695,16 @@ class Measurement:
         if self._mode is not None:
             self._mode.__exit__(*exc)
             if {"flops", "kv_flops"} & self.quantities:
+                numpy_matmul = numpy_elementwise = 0
+                if getattr(self, "_numpy_too", False):
+                    COUNTER.active = False
+                    COUNTER.thread = None
+                    numpy_matmul, numpy_elementwise = COUNTER.matmul_flops, COUNTER.elementwise
                 self.report["kv_flops"] = float(self._mode.kv_flops)
-                self.report["flops"] = self._mode.matmul_flops + self._mode.elementwise
-                self.report["matmul_flops"] = self._mode.matmul_flops
-                self.report["elementwise"] = self._mode.elementwise
+                self.report["flops"] = (self._mode.matmul_flops + self._mode.elementwise
+                                        + numpy_matmul + numpy_elementwise)
+                self.report["matmul_flops"] = self._mode.matmul_flops + numpy_matmul
+                self.report["elementwise"] = self._mode.elementwise + numpy_elementwise
             if "largest_numel" in self.quantities:
                 self.report["largest_numel"] = int(self._mode.largest)
             if "peak_bytes" in self.quantities:
