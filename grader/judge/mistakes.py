@@ -24,7 +24,9 @@ distance from the mutant is at most this many times the mutant's own greatest di
 reference's answer (``grader.grading.diagnosis``), instead of within the case's tolerance.
 With it, ``REPLAY_EVIDENCE = "float32_values"`` asks for evidence of the lower precision itself on
 each such case: every value of the candidate's output is exactly a float32 number (computed in
-float32, then cast back). An error of float32's size has other causes (an epsilon of 1e-7 in a
+float32, then cast back); ``REPLAY_EVIDENCE = "float64_values"`` asks for the opposite, some value
+that is no float32 number (a float32 table times float64 inputs: a result computed wholly in float32
+and cast back is float32 internals, not a float32 table). An error of float32's size has other causes (an epsilon of 1e-7 in a
 softmax's denominator, an approximate erf), and those leave float64 values that are not.
 
 The bank is trusted host code (it is written by exercise authors, like the reference): mutants run
@@ -73,15 +75,17 @@ class Mistake:
 _MISSING = object()
 
 #: The values ``REPLAY_EVIDENCE`` may take (see the module docstring).
-REPLAY_EVIDENCE = ("float32_values",)
+REPLAY_EVIDENCE = ("float32_values", "float64_values")
 
 
 class ErrorRatio(float):
     """A ``REPLAY_ERROR_RATIO`` (a float) that also carries the evidence a replay within it needs:
-    ``float32_values`` (``REPLAY_EVIDENCE = "float32_values"``), read by
-    ``grader.grading.diagnosis._within_error_ratio``."""
+    ``float32_values`` (``REPLAY_EVIDENCE = "float32_values"``: every value of the candidate's output is
+    a float32 number) or ``float64_values`` (``"float64_values"``: some value is not, as where a float32
+    table multiplies float64 inputs), read by ``grader.grading.diagnosis._within_error_ratio``."""
 
     float32_values: bool = False
+    float64_values: bool = False
 
 
 def _literal(path: Path, tree: ast.Module, name: str, what: str):
@@ -133,7 +137,7 @@ def _error_ratio(path: Path, tree: ast.Module) -> float | None:
     if evidence is not _MISSING:
         if evidence not in REPLAY_EVIDENCE:
             raise MistakeInvalid(f"{path}: REPLAY_EVIDENCE must be one of {', '.join(REPLAY_EVIDENCE)}, got {evidence!r}")
-        ratio.float32_values = True
+        setattr(ratio, evidence, True)
     return ratio
 
 

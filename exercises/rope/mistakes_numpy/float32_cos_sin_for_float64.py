@@ -5,3 +5,4 @@ Must fail: float64
 PATCH = [('theta = pos.astype(work)[:, None] * inv_freq[None, :]', 'theta = pos.astype(np.float32)[:, None] * inv_freq[None, :].astype(np.float32)'),
          ('cos, sin = np.cos(emb), np.sin(emb)', 'cos, sin = np.cos(emb).astype(work), np.sin(emb).astype(work)')]
 REPLAY_ERROR_RATIO = 10.0  # float32 rounding differs between equally valid formulations (grader.judge.mistakes)
+REPLAY_EVIDENCE = "float64_values"  # float32 cos/sin times float64 inputs: values that are no float32 numbers
