@@ -322,6 +322,7 @@ def test_a_narrow_mistake_costs_only_the_checks_about_it(exercise_id, track, nam
 
 @pytest.mark.parametrize("extra, error", [
     ('REPLAY_ERROR_RATIO = 10.0\nREPLAY_EVIDENCE = "float32_values"\n', None),
+    ('REPLAY_ERROR_RATIO = 10.0\nREPLAY_EVIDENCE = "float64_values"\n', None),
     ('REPLAY_EVIDENCE = "float32_values"\n', "needs a REPLAY_ERROR_RATIO"),
     ('REPLAY_ERROR_RATIO = 10.0\nREPLAY_EVIDENCE = "bfloat16"\n', "must be one of float32_values"),
 ])
@@ -335,7 +336,9 @@ def test_replay_evidence_is_read_with_its_ratio(extra, error, tmp_path):
             load_mistake(path, reference)
     else:
         ratio = load_mistake(path, reference).error_ratio
-        assert ratio == 10.0 and ratio.float32_values
+        wanted = extra.split('"')[1]  # the evidence named, and only it, is asked for
+        assert ratio == 10.0 and getattr(ratio, wanted)
+        assert not getattr(ratio, {"float32_values": "float64_values", "float64_values": "float32_values"}[wanted])
 
 
 def test_float32_numbers_is_the_evidence_of_a_result_cast_back():
