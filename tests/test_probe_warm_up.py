@@ -65,8 +65,12 @@ def test_a_first_call_set_up_is_not_charged_to_the_smallest_size(tmp_path, warm_
         assert outcome.verdict == Verdict.PASSED, outcome.message
         assert max(outcome.details["ratios"]) < 2.0  # the per-call peak only: the table is never seen
     else:  # without the warm-up the 1 MiB table lands in the first size: what the warm-up prevents
-        assert outcome.verdict == Verdict.FAILED
         assert outcome.details["candidate"][0] > (1 << 20)
+        assert outcome.details["ratios"][0] > outcome.details["max_ratio"]
+        # the ratio bound reads the larger half of the sweep (grader.judge.probes.judge_series), where
+        # the table is a small part of the peak: a second defence, so the check still passes
+        assert max(outcome.details["ratios"][len(outcome.details["ratios"]) // 2:]) < outcome.details["max_ratio"]
+        assert outcome.verdict == Verdict.PASSED, outcome.message
 
 
 @pytest.mark.parametrize("exercise_id", ["softmax", "kv_cache", "flash_attention"])
