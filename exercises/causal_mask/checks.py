@@ -99,20 +99,14 @@ ZERO_COMPARED = "padding was compared with 0 instead of pad_token={pad}."
 PADDING_TARGETS = ("create_padding_mask", "create_combined_mask")
 
 
-def _padding_masks(sub: JudgeContext, keep_of) -> tuple[np.ndarray, np.ndarray] | None:
-    """``(right, variant)`` masks of a padding or combined call of the run, both as bool arrays of the
-    contract's shape: the right one, and the one whose kept keys are ``keep_of(seq, pad_token)``."""
-    seq, pad = np.asarray(sub.arg(0)), sub.step.meta["pad_token"]
-    B, L = seq.shape
-    causal = _tril(L, L, 0)[None, None] if sub.step.wire.get("target") == "create_combined_mask" else True
-    return (causal & (seq != pad)[:, None, None, :]), (causal & keep_of(seq, pad)[:, None, None, :])
-
-
 def _zero_compared_there(sub: JudgeContext, out: np.ndarray) -> bool:
     """Whether another padding or combined call is right where a comparison with 0 is right too, or is
     that comparison's mask: a hint read on one case (where 0 is the batch's smallest id, say) must
     explain every call (confuser pad_is_batch_min: `seq != seq.min()` is `seq != 0` there only)."""
-    right, variant = _padding_masks(sub, lambda seq, pad: seq != 0)
+    seq, pad = np.asarray(sub.arg(0)), sub.step.meta["pad_token"]
+    L = seq.shape[1]
+    causal = _tril(L, L, 0)[None, None] if sub.step.wire.get("target") == "create_combined_mask" else True
+    right, variant = causal & (seq != pad)[:, None, None, :], causal & (seq != 0)[:, None, None, :]
     try:
         truth = np.broadcast_to(out != 0, right.shape)
     except ValueError:

@@ -26,8 +26,9 @@ With it, ``REPLAY_EVIDENCE = "float32_values"`` asks for evidence of the lower p
 each such case: every value of the candidate's output is exactly a float32 number (computed in
 float32, then cast back); ``REPLAY_EVIDENCE = "float64_values"`` asks for the opposite, some value
 that is no float32 number (a float32 table times float64 inputs: a result computed wholly in float32
-and cast back is float32 internals, not a float32 table). An error of float32's size has other causes (an epsilon of 1e-7 in a
-softmax's denominator, an approximate erf), and those leave float64 values that are not.
+and cast back is float32 internals, not a float32 table). An error of float32's size has other causes
+(an epsilon of 1e-7 in a softmax's denominator, an approximate erf), and those leave float64 values
+that are not.
 
 The bank is trusted host code (it is written by exercise authors, like the reference): mutants run
 in-process on the host, for ``grade selfcheck`` and for diagnosis, and are never sent to a sandbox.

@@ -39,7 +39,7 @@ import threading
 import time
 import tracemalloc
 import weakref
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 
@@ -120,14 +120,16 @@ def _arrays_in(args: Any) -> list:
     return found
 
 
-def _pointwise_share(inputs: Any, size: int) -> float:
-    """Provenance of an elementwise result of ``size`` elements: the mean share of the inputs of that
-    size (the operands it was computed from element by element; a scalar or a broadcast row is a
-    parameter of the transform). ``W_k * scale`` is W_k scaled, and a product with it projects keys
-    as one with W_k does (helper hunt, issue 24: the scale folded into W_k and W_v times 1.0 lost
-    their provenance, and keys projected at every query head had full marks)."""
-    same = [i for i in inputs if isinstance(i, np.ndarray) and int(i.size) == size]
-    return sum(_share(i) for i in same) / len(same) if same else 0.0
+def _pointwise_share(operands: Iterable[tuple[float, int]], size: int) -> float | None:
+    """Provenance of an elementwise result of ``size`` elements, from its operands' ``(share, size)``:
+    the mean share of the operands of that size (those it was computed from element by element; a
+    scalar or a broadcast row is a parameter of the transform), or None when there is none. Used by
+    both counters (NumPy's ufuncs, torch's pointwise ops). ``W_k * scale`` is W_k scaled, and a
+    product with it projects keys as one with W_k does (helper hunt, issue 24: the scale folded into
+    W_k and W_v times 1.0 lost their provenance, and keys projected at every query head had full
+    marks)."""
+    same = [share for share, n in operands if n == size]
+    return sum(same) / len(same) if same else None
 
 
 def _weighted_share(arrays: list) -> float:
@@ -261,7 +263,9 @@ class CountingArray(np.ndarray):
                 COUNTER.elementwise += work
             COUNTER.kv_flops += work * share
         if share and ufunc is not np.matmul and method == "__call__" and type(result) is np.ndarray:
-            return _wrap(result, _pointwise_share(inputs, result.size))
+            share = _pointwise_share(((_share(i), int(i.size)) for i in inputs if isinstance(i, np.ndarray)),
+                                     int(result.size))
+            return _wrap(result, share or 0.0)
         return _wrap(result)
 
     def __array_function__(self, func, types, args, kwargs):
@@ -410,6 +414,23 @@ def _install_tensor_numpy_hook() -> None:
         return
     _TORCH_HOOKS["Tensor.numpy"] = torch.Tensor.numpy
     torch.Tensor.numpy = _tensor_numpy_hook(torch.Tensor.numpy)
+
+
+def _start_numpy_counting(sizes: bool) -> None:
+    """Count NumPy work on counting arrays in this thread from now on (``COUNTER`` reset); ``sizes``:
+    index constructors hand out counting arrays too (a step measuring ``largest_numel`` alone)."""
+    install_numpy_hooks()
+    COUNTER.reset()
+    COUNTER.sizes = sizes
+    COUNTER.thread = threading.get_ident()
+    COUNTER.active = True
+
+
+def _stop_numpy_counting() -> None:
+    """Stop what ``_start_numpy_counting`` started; ``COUNTER``'s figures stay to be read."""
+    COUNTER.active = False
+    COUNTER.thread = None
+    COUNTER.sizes = False
 
 
 def track(value: Any) -> Any:
@@ -592,10 +613,10 @@ def _torch_counter_mode(on_op: Callable[[Any], None] | None = None, memory: bool
                         # an elementwise transform of tracked data (W_k * scale, W_v.mul(1.0)) is that
                         # data transformed: a product with it still projects keys and values
                         for o in outs:
-                            same = [a for a in inputs if a.numel() == o.numel()]
-                            if same:
+                            derived = _pointwise_share(((_kv_share(a), a.numel()) for a in inputs), o.numel())
+                            if derived is not None:
                                 try:
-                                    o._grader_kv = sum(_kv_share(a) for a in same) / len(same)
+                                    o._grader_kv = derived
                                 except (AttributeError, TypeError):  # pragma: no cover
                                     pass
             if memory:  # live storage only where peak memory is measured (a FLOP probe needs none)
@@ -644,21 +665,12 @@ class Measurement:
             if {"flops", "kv_flops"} & self.quantities:
                 # NumPy work on the tensors' values counts too (``Tensor.numpy``, ``np.asarray(t)``,
                 # ``np.from_dlpack``, NumPy buffers): the counting arrays see it, the mode the rest
-                install_numpy_hooks()
                 _install_tensor_numpy_hook()
-                COUNTER.reset()
-                COUNTER.sizes = False
-                COUNTER.thread = threading.get_ident()
-                COUNTER.active = True
-                self._numpy_too = True
+                _start_numpy_counting(sizes=False)
             self._mode.__enter__()
         elif {"flops", "kv_flops", "largest_numel"} & self.quantities:
-            install_numpy_hooks()
-            COUNTER.reset()
             # index arrays count only where no FLOP is counted (the FLOP figures stay what they were)
-            COUNTER.sizes = not {"flops", "kv_flops"} & self.quantities
-            COUNTER.thread = threading.get_ident()
-            COUNTER.active = True
+            _start_numpy_counting(sizes=not {"flops", "kv_flops"} & self.quantities)
         if "peak_bytes" in self.quantities and not self.uses_torch:
             self._tracing = not tracemalloc.is_tracing()
             if self._tracing:
@@ -695,11 +707,8 @@ class Measurement:
         if self._mode is not None:
             self._mode.__exit__(*exc)
             if {"flops", "kv_flops"} & self.quantities:
-                numpy_matmul = numpy_elementwise = 0
-                if getattr(self, "_numpy_too", False):
-                    COUNTER.active = False
-                    COUNTER.thread = None
-                    numpy_matmul, numpy_elementwise = COUNTER.matmul_flops, COUNTER.elementwise
+                _stop_numpy_counting()  # started with the mode: its NumPy work adds to the mode's
+                numpy_matmul, numpy_elementwise = COUNTER.matmul_flops, COUNTER.elementwise
                 self.report["kv_flops"] = float(self._mode.kv_flops)
                 self.report["flops"] = (self._mode.matmul_flops + self._mode.elementwise
                                         + numpy_matmul + numpy_elementwise)
@@ -715,9 +724,7 @@ class Measurement:
                 else:
                     self.report["peak_bytes"] = int(self._mode.peak)
         elif {"flops", "kv_flops", "largest_numel"} & self.quantities:
-            COUNTER.active = False
-            COUNTER.thread = None
-            COUNTER.sizes = False
+            _stop_numpy_counting()
             if "largest_numel" in self.quantities:
                 self.report["largest_numel"] = int(COUNTER.largest)
             if not {"flops", "kv_flops"} & self.quantities:
