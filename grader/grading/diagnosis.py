@@ -619,3 +619,55 @@ def explaining_cost(plan: Plan, check: str, quantity: str, candidate: dict[str, 
                 expected is None or same_paths(plan, check, quantity, spec, candidate, run.steps, expected)):
             names.append(name)
     return names
+
+
+def _path_series(plan: Plan, check: str, quantity: str, steps: dict[str, StepResult],
+                 path: str) -> list[float | None]:
+    """``quantity`` summed over the measured steps of one ``path`` of the probe ``check``, per size."""
+    _sizes, groups = measured_groups(plan, check)
+    return per_size([[s for s in g if s.meta.get("path", "") == path] for g in groups], _measured(steps, quantity))
+
+
+def explaining_cost_on_paths(plan: Plan, check: str, quantity: str, candidate: dict[str, StepResult],
+                             mutants: dict[str, RunResults], expected: dict[str, StepResult],
+                             spec) -> tuple[list[str], list[str]]:
+    """``(names, paths)`` for a candidate wasteful on some paths of a probe only, which no mutant
+    reproduces as a whole (``explaining_cost`` found none): ``paths`` are the paths whose own series
+    fails the probe's judge against the reference's (``judge_series``), and ``names`` the mutants
+    whose series on each of those paths reproduces the candidate's there (``same_cost``). A mutant
+    wasteful on every path explains a candidate wasteful only for a batch, only when causal, or only
+    with several KV heads (helper hunt, issue 24) on the paths where the candidate is wasteful, which
+    is what the name then claims; on the other paths the candidate's cost is right and the mutant's is
+    not compared.
+
+    Returns ``([], [])`` when the probe measures one path, the candidate's series on a path is
+    unusable, or its cost fails on no path or on every path (a whole-probe mistake is
+    ``explaining_cost``'s to name).
+
+    Args:
+        spec: the probe's ``ProbeSpec`` (its ratio bounds judge each path); None gives ``([], [])``.
+    """
+    sizes, groups = measured_groups(plan, check)
+    paths = probe_paths(groups)
+    if len(paths) < 2 or spec is None or len(sizes) < 2:
+        return [], []
+    failing = []
+    for path in paths:
+        got, ref = (_path_series(plan, check, quantity, s, path) for s in (candidate, expected))
+        if any(v is None or not np.isfinite(v) or v <= 0 for v in got + ref):
+            return [], []
+        if judge_series(spec, sizes, got, ref, quantity).verdict == Verdict.FAILED:
+            failing.append(path)
+    if not failing or len(failing) == len(paths):
+        return [], []
+    names = []
+    for name, run in mutants.items():
+        ok = True
+        for path in failing:
+            got, theirs = (_path_series(plan, check, quantity, s, path) for s in (candidate, run.steps))
+            if any(v is None or not np.isfinite(v) or v <= 0 for v in theirs) or not same_cost(sizes, got, theirs):
+                ok = False
+                break
+        if ok:
+            names.append(name)
+    return names, failing

@@ -561,11 +561,18 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
                                               disk=_mutant_keys(exercise, seed, device))
         spec = next((p for p in exercise.probes if p.check == check.id), None)
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured, expected.steps, spec)
+        paths: list[str] = []
+        if not names:  # wasteful on some paths only (a batch, the causal path): replayed on those paths
+            names, paths = diagnosis.explaining_cost_on_paths(plan, check.id, quantity, results.steps, measured,
+                                                              expected.steps, spec)
         if len(names) == 1 and _cost_contradicted(exercise, plan, seed, device, names[0], step_verdicts,
                                                   results, basis, golden, bank):
             names = []  # the mutant's values are right where the candidate's are wrong: another mistake
-        out.append(_named(check, names, by_name, {k: v for k, v in check.details.items()
-                                                  if k not in ("diagnosis", "mistake")}, "cost"))
+        if len(names) != 1:
+            paths = []
+        base = {k: v for k, v in check.details.items() if k not in ("diagnosis", "mistake")}
+        out.append(_named(check, names, by_name, {**base, "wasteful_paths": paths} if paths else base,
+                          "cost_on_paths" if paths else "cost"))
     # A complexity check that no mutant of the bank names in its ``Must fail:`` cannot be replayed;
     # when the values name exactly one mistake and self-check proves that mistake fails this
     # complexity check too, it is the likely cause, and a hint chosen from the measurement alone is
@@ -636,6 +643,8 @@ EVIDENCE = {
     "values": "your results equal this mistake's on every case of this check that failed",
     "cost": "your measured cost equals this mistake's at the larger sizes",
     "named": "named from the values; this mistake fails this check too",
+    "cost_on_paths": "on the paths where your cost grows too fast, your measured cost equals this mistake's at "
+                     "the larger sizes",
 }
 
 #: How a name found by a cost replay (``evidence == "cost"``) leads: what the replay proves, then the
@@ -655,7 +664,13 @@ def _named(check: CheckResult, names: list[str], by_name: dict, details: dict,
     message = check.message
     if len(names) == 1:
         mistake = by_name[names[0]]
-        if evidence == "cost":
+        if evidence == "cost_on_paths":
+            # the mutant is wasteful on every path, the candidate on some: the replay proves the cost
+            # on those paths only (``diagnosis.explaining_cost_on_paths``), and the lead says which
+            said = sentence = (f"on {'the paths' if len(details['wasteful_paths']) > 1 else 'the path'} where your "
+                               f"cost grows too fast ({'; '.join(details['wasteful_paths'])}), "
+                               f"{COST_LEAD[0].lower()}{COST_LEAD[1:]} {mistake.diagnosis}")
+        elif evidence == "cost":
             # a cost replay proves a cost, not a structure: another structure of the same size (the
             # whole weights @ V per query row instead of the whole q @ k^T, a 0/1 keep mask instead of an
             # additive bias) measures the same, so the sentence leads with the cost (helper hunt, issue 24)

@@ -3,6 +3,7 @@ and values are projected once, as they should be. A probe that ran MQA only gave
 hunt); the batch-of-two path at 2 KV heads sees the expanded work.
 
 Must fail: kv_flops
+Mistake: kv_weights_expanded
 """
 
 import math

@@ -4,6 +4,7 @@ projected keys and values as it should. A probe that decoded one sequence gave f
 hunt); the batched decode path sees the re-projection.
 
 Must fail: decode_complexity
+Mistake: recompute_kv
 """
 
 import torch

@@ -3,6 +3,7 @@ one sample; the linear running state only for a batch of one. A probe that ran a
 full marks (helper hunt); the batch-of-two paths see the L x L work and memory.
 
 Must fail: flops_scaling, memory_scaling
+Mistake: quadratic_both_paths
 """
 
 import torch
