@@ -3,6 +3,7 @@ mask built with tril/triu and combined with the mask, then softmax over all L_k 
 right, but work and memory grow like L^2 on every path instead of L * window.
 
 Must fail: memory_scaling, flops_scaling
+Mistake: dense_band_attention
 """
 
 import math

@@ -2,6 +2,7 @@
 comparisons and the mask, then a softmax over every key: right values, L^2 work and memory.
 
 Must fail: memory_scaling, flops_scaling
+Mistake: dense_band_attention
 """
 
 import math

@@ -1,0 +1,10 @@
+"""dense attention with the window as a mask: q @ k^T over every key, a (L_q, L_k) band mask, the softmax over every key and the weights @ V over every value: the values are right, but work and memory grow like L^2 instead of L * window (score and sum only each query's window of keys).
+
+Must fail: memory_scaling, flops_scaling
+Source: https://github.com/mistralai/mistral-src/blob/main/one_file_ref.py
+Mistral's one-file reference builds the sliding window as a dense (seqlen, seqlen) mask (torch.tril, then torch.triu with diagonal=-sliding_window, then torch.log) and adds it to the full score matrix before a softmax over every key.
+"""
+PATCH = [
+    ('    kb, vb = k[:, :, idx], v[:, :, idx]                         # (B, H, L_q, W, d_k), (B, H, L_q, W, d_v)\n    s = np.einsum("bhqd,bhqwd->bhqw", q, kb)                    # (B, H, L_q, W) scores of the band\n    s = np.where(keep, s, -np.inf)\n    m = s.max(axis=-1, keepdims=True)                           # (B, H, L_q, 1)\n    m = np.where(np.isfinite(m), m, 0)                          # rows that see no key\n    p = np.exp(s - m)                                           # (B, H, L_q, W); masked -> 0\n    l = p.sum(axis=-1, keepdims=True)                           # (B, H, L_q, 1)\n    att = p / np.where(l > 0, l, 1)                             # rows that see no key stay 0\n    y = np.einsum("bhqw,bhqwd->bhqd", att, vb)                  # (B, H, L_q, d_v)',
+     '    j = np.arange(L_k)                                          # dense: every key for every query\n    p_ = pos[:, None]\n    band = ((j <= p_) & (j > p_ - window)) if causal else (np.abs(p_ - j) < window)  # (L_q, L_k) band mask\n    if mask is not None:\n        band = band & (mask != 0)\n    s = np.where(band, q @ np.swapaxes(k, -1, -2), -np.inf)     # (B, H, L_q, L_k) every score\n    m = s.max(axis=-1, keepdims=True)\n    m = np.where(np.isfinite(m), m, 0)\n    p = np.exp(s - m)                                           # (B, H, L_q, L_k)\n    l = p.sum(axis=-1, keepdims=True)\n    att = p / np.where(l > 0, l, 1)\n    y = att @ v                                                 # weights @ V over every key'),
+]
