@@ -369,12 +369,16 @@ def test_nan_on_rows_that_see_keys_is_not_called_a_row_that_sees_no_key(exercise
 
 def test_linear_attention_quadratic_work_without_an_l_by_l_matrix_is_not_told_it_forms_one():
     """A causal state recomputed per query costs L^2 like an L x L matrix: the probe's hint, read from
-    growth alone, is a symptom that names no structure as the cause."""
+    growth alone, is a symptom that names no structure as the cause; the bank's
+    causal_state_recomputed, which is this structure, reproduces its figures and is the one name."""
     path = confuser("linear_attention", "state_recomputed_per_query")
     card = grade("linear_attention", path)
     assert_no_wrong_name(card, path)
-    message = failed(card)["flops_scaling"]
-    assert "Likely mistake" not in message and "The work grows like L^2" in message
+    flops = next(c for c in card.checks if c.id == "flops_scaling")
+    assert flops.details["mistake"] == "causal_state_recomputed" and flops.details["evidence"] == "cost"
+    likely = flops.message.split("\n")[0]
+    assert likely.startswith("Likely mistake: your measured cost equals") and "L x L matrix" not in likely
+    assert "The work grows like L^2" in flops.message
 
 
 @pytest.mark.parametrize("track", ["numpy", "torch"])

@@ -264,3 +264,25 @@ def test_identity_judges_blame_the_grader_when_the_reference_disagrees(causal):
     ctx = SimpleNamespace(golden=wrong, step=wrong.step, arg=lambda i: (q, k, v, causal)[i])
     with pytest.raises(GraderBug, match="recurrence" if causal else "quadratic form"):
         judge(ctx)
+
+
+@pytest.mark.slow
+def test_state_kept_in_float16_is_named_and_full_float16_accumulation_is_not_confused_with_it(tmp_path):
+    """A state summed in float32 but stored in float16 (the helper hunt's sample) and the bank's
+    ``float16_accumulation`` (everything in float16) both fail half_precision; each replay names its own."""
+    checks_by_id, _ = _grade(SAMPLES / "bug_state_stored_in_float16.py", None)
+    assert checks_by_id["half_precision"].verdict == "failed"
+    assert checks_by_id["half_precision"].details["mistake"] == "state_in_input_dtype"
+    checks_by_id, _ = _grade(mutant_file("linear_attention", "float16_accumulation", tmp_path), None)
+    assert checks_by_id["half_precision"].details["mistake"] == "float16_accumulation"
+
+
+@pytest.mark.slow
+def test_causal_state_summed_again_per_query_is_named_by_its_cost():
+    """The causal state recomputed from the first key at every position ([V | 1] and ndarray.dot, the
+    hunt's sample) costs what the bank's ``causal_state_recomputed`` costs; memory stays linear."""
+    checks_by_id, _ = _grade(SAMPLES / "bug_state_recomputed_with_dot.py", None)
+    assert checks_by_id["memory_scaling"].verdict == "passed"
+    flops = checks_by_id["flops_scaling"]
+    assert flops.verdict == "failed" and flops.details["mistake"] == "causal_state_recomputed"
+    assert flops.details["evidence"] == "cost"

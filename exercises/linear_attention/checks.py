@@ -110,13 +110,15 @@ class _Cases:
 
     def add(self, check: str, rng: np.random.Generator, *, B: int, H: int, L: int, d_k: int = 8, d_v: int | None = None,
             causal: bool = False, dtype: str = "float32", scale: float = 1.0, shift: float = 0.0,
-            v_shift: float = 0.0, grad: tuple[str, ...] = (), judge=None, note: str = "") -> None:
-        """One call. ``scale``/``shift``: query and key are ``shift + scale * N(0, 1)``; value is
-        ``v_shift + N(0, 1)``."""
+            v_shift: float = 0.0, grad: tuple[str, ...] = (), judge=None, note: str = "",
+            q_shift: float | None = None, q_scale: float | None = None) -> None:
+        """One call. ``scale``/``shift``: query and key are ``shift + scale * N(0, 1)`` (the query
+        ``q_shift + q_scale * N(0, 1)`` where those are given); value is ``v_shift + N(0, 1)``."""
         self.n += 1
         n, b = self.n, self.b
         d_v = d_k if d_v is None else d_v
-        q = shift + scale * rng.standard_normal((B, H, L, d_k))
+        q = (shift if q_shift is None else q_shift) + (scale if q_scale is None else q_scale) \
+            * rng.standard_normal((B, H, L, d_k))
         k = shift + scale * rng.standard_normal((B, H, L, d_k))
         v = v_shift + rng.standard_normal((B, H, L, d_v))
         store = np.float64 if dtype == "float64" else np.float32
@@ -205,6 +207,16 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "numpy") -> Plan
     c.bad("bad_shapes", rng, [(1, 3, 5, 4), (1, 1, 5, 4), (1, 1, 5, 4)], "key and value have other heads than query")
     c.bad("bad_shapes", rng, [(2, 5, 4), (2, 5, 4), (2, 5, 4)], "the inputs are 3-D")
     c.bad("bad_shapes", rng, [(1, 2, 5, 4), (1, 2, 5, 3), (1, 2, 5, 4)], "query and key differ in d_k")
+    # drawn after every other public case, so that their values stay what they were
+    for dtype in ("float16", "bfloat16") if torch_track else ("float16",):
+        # the state S ~ 8e4 again, but phi(q) ~ exp(-6) ~ 2.5e-3: phi(q)^T S ~ 3e3 and the output stay in
+        # float16's range. A state kept in float16 (or sums accumulated in float16) overflows; a numerator
+        # or denominator rounded to float16 after a float32 sum does not (confuser
+        # numerator_stored_in_float16: both give all-NaN outputs on the cases above)
+        c.add("half_precision", rng, B=1, H=2, L=64, d_k=16, d_v=8, dtype=dtype, shift=20.0, scale=4.0, v_shift=60.0,
+              q_shift=-6.0, q_scale=0.5,
+              note="key ~ 20 + 4 N(0, 1), query ~ -6 + 0.5 N(0, 1), value ~ 60 + N(0, 1): only the state S "
+                   "beyond float16's range")
 
     hidden = np.random.default_rng(hidden_seed)
     # Each hidden case keeps its kind at every seed (causal or not, dtype, d_k vs d_v); the seed draws

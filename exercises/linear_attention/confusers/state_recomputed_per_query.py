@@ -2,7 +2,11 @@
 from scratch for every query i (a loop over queries, each summing its prefix), so the work grows like
 L^2 although no L x L matrix phi(Q) phi(K)^T (nor an L x L mask) is ever formed; the values are right.
 
+The bank's causal_state_recomputed is this very structure (the state summed again at every position),
+so its cost replay may name it.
+
 Must not name: "L x L matrix phi(Q) phi(K)^T (masked on the causal path) is formed", "is held"
+May name: causal_state_recomputed
 """
 import numpy as np
 

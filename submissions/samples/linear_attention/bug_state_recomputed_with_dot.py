@@ -3,6 +3,7 @@ the ndarray.dot method: O(L^2 d_k d_v) work instead of a running state. The meth
 FLOP counter (full marks). From a helper hunt.
 
 Must fail: flops_scaling
+Mistake: causal_state_recomputed
 """
 import numpy as np
 

@@ -4,6 +4,7 @@ the values are in the tens over 64 tokens. No case had a state beyond float16's 
 half_precision now has one. From a helper hunt.
 
 Must fail: half_precision
+Mistake: state_in_input_dtype
 """
 import numpy as np
 
