@@ -159,3 +159,70 @@ def test_a_look_alike_is_replayed_even_after_a_candidate_that_excluded_it():
     assert kv.verdict == "failed" and "mistake" not in kv.details
     assert sorted(kv.details["mistakes_matching"]) == ["kv_repeated_along_sequence", "kv_weights_expanded"]
     assert _named(card) == ["kv_repeated_along_sequence"]
+
+
+# -- waste on some paths only: the replay on those paths (``diagnosis.explaining_cost_on_paths``) ----
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exercise_id, track, sample, check, mistake, paths", [
+    ("gqa", None, "gqa/bug_expand_weights_unless_mqa.py", "kv_flops", "kv_weights_expanded", ["batched"]),
+    ("kv_cache", "torch", "kv_cache/torch/bug_reprojects_history_when_batched.py", "decode_complexity",
+     "recompute_kv", ["batched decode-step"]),
+    ("linear_attention", "torch", "linear_attention/torch/bug_quadratic_when_batched.py", "flops_scaling",
+     "quadratic_both_paths", ["causal=False, batch of 2", "causal=True, batch of 2"]),
+    # the batch-of-two paths of mha, flash_attention and sliding_window_attention (issue 24, item 4):
+    # each sample had full marks from a probe of one sequence
+    ("mha", "torch", "mha/bug_projection_per_head_when_batched.py", "flops_scaling", "full_projection_per_head",
+     ["unmasked, batch of 2"]),
+    ("flash_attention", "torch", "flash_attention/bug_dense_when_batched.py", "memory_scaling", "plain_attention",
+     ["causal=False, batch of 2", "causal=True, batch of 2"]),
+    ("sliding_window_attention", "torch", "sliding_window_attention/bug_full_scores_when_batched.py",
+     "flops_scaling", "full_scores", ["causal=True, unmasked, batch of 2"]),
+])
+def test_waste_on_some_paths_is_named_by_the_mutant_that_costs_the_same_there(exercise_id, track, sample, check,
+                                                                              mistake, paths):
+    """The mutant is wasteful on every path and the candidate only for a batch or several KV heads: the
+    sums differ, so the whole-probe replay names nothing; on the paths where the candidate's own cost
+    fails, the figures are the mutant's, and the message says which paths the claim is about."""
+    card = _grade(get_exercise(exercise_id, track=track), SAMPLES / sample)
+    failed = {c.id: c for c in card.checks if c.verdict != "passed"}
+    assert failed[check].details["mistake"] == mistake
+    assert failed[check].details["evidence"] == "cost_on_paths"
+    assert failed[check].details["wasteful_paths"] == paths
+    assert failed[check].message.startswith(f"Likely mistake: on the path{'s' if len(paths) > 1 else ''} where your "
+                                            f"cost grows too fast ({'; '.join(paths)})")
+
+
+#: gqa expanding W_k/W_v only for a batch, and projecting the keys twice there: wasteful on the same
+#: path as the bank's kv_weights_expanded, by other figures (twice its key FLOPs on that path).
+EXPAND_TWICE_WHEN_BATCHED = (SAMPLES / "gqa" / "bug_expand_weights_unless_mqa.py").read_text()
+
+
+def test_waste_on_some_paths_by_other_figures_gets_no_name():
+    source = EXPAND_TWICE_WHEN_BATCHED
+    marker = "def grouped_query_attention("
+    assert marker in source
+    # the candidate calls itself once more on a batch: its batched path costs twice the sample's
+    source = source.replace(marker, "def _gqa_once(", 1) + (
+        "\n\ndef grouped_query_attention(x, *args, **kwargs):\n"
+        "    out = _gqa_once(x, *args, **kwargs)\n"
+        "    if x.shape[0] > 1:\n"
+        "        out = _gqa_once(x, *args, **kwargs)\n"
+        "    return out\n")
+    card = _grade_source(get_exercise("gqa"), source)
+    failed = {c.id: c for c in card.checks if c.verdict != "passed"}
+    assert list(failed) == ["kv_flops"]
+    assert "mistake" not in failed["kv_flops"].details and "wasteful_paths" not in failed["kv_flops"].details
+
+
+@pytest.mark.slow
+def test_dense_attention_with_a_band_mask_is_named_in_both_tracks():
+    """Full scores, a dense band mask, the softmax and weights @ V over every key (Mistral's one-file
+    reference): the bank's ``full_scores`` picks the band out of the full scores and costs less; the
+    ``dense_band_attention`` mutant reproduces the figures."""
+    for track, sample in (("numpy", "sliding_window_attention/numpy/bug_full_scores.py"),
+                          ("torch", "sliding_window_attention/bug_dense_band_mask.py")):
+        card = _grade(get_exercise("sliding_window_attention", track=track), SAMPLES / sample)
+        assert _named(card) == ["dense_band_attention"], track
+        memory = next(c for c in card.checks if c.id == "memory_scaling")
+        assert memory.details["mistake"] == "dense_band_attention" and memory.details["evidence"] == "cost"
