@@ -592,8 +592,7 @@ def same_paths(plan: Plan, check: str, quantity: str, spec, candidate: dict[str,
     if len(paths) < 2 or spec is None:
         return True
     for path in paths:
-        one = [[s for s in g if s.meta.get("path", "") == path] for g in groups]
-        got, theirs, ref = (per_size(one, _measured(s, quantity)) for s in (candidate, mutant, expected))
+        got, theirs, ref = (_path_series(plan, check, quantity, s, path) for s in (candidate, mutant, expected))
         if any(v is None or not np.isfinite(v) for v in got + theirs + ref) or not all(ref):
             return False
         if len({judge_series(spec, sizes, series, ref, quantity).verdict for series in (got, theirs)}) > 1:
