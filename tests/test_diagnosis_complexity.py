@@ -170,14 +170,6 @@ def test_a_look_alike_is_replayed_even_after_a_candidate_that_excluded_it():
      "recompute_kv", ["batched decode-step"]),
     ("linear_attention", "torch", "linear_attention/torch/bug_quadratic_when_batched.py", "flops_scaling",
      "quadratic_both_paths", ["causal=False, batch of 2", "causal=True, batch of 2"]),
-    # the batch-of-two paths of mha, flash_attention and sliding_window_attention (issue 24, item 4):
-    # each sample had full marks from a probe of one sequence
-    ("mha", "torch", "mha/bug_projection_per_head_when_batched.py", "flops_scaling", "full_projection_per_head",
-     ["unmasked, batch of 2"]),
-    ("flash_attention", "torch", "flash_attention/bug_dense_when_batched.py", "memory_scaling", "plain_attention",
-     ["causal=False, batch of 2", "causal=True, batch of 2"]),
-    ("sliding_window_attention", "torch", "sliding_window_attention/bug_full_scores_when_batched.py",
-     "flops_scaling", "full_scores", ["causal=True, unmasked, batch of 2"]),
 ])
 def test_waste_on_some_paths_is_named_by_the_mutant_that_costs_the_same_there(exercise_id, track, sample, check,
                                                                               mistake, paths):

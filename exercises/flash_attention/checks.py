@@ -282,29 +282,21 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
 
 #: Probe shapes: batch 1, 2 heads, head width 16, block size 64.
 PROBE_B, PROBE_H, PROBE_D, PROBE_BLOCK = 1, 2, 16, 64
-#: The probe's paths: (causal, L_q as a fraction of L_k, batch, heads). A batch of two at one head
-#: holds as many rows as the first paths: a structure wasteful only when B > 1 (a dense fallback for
-#: a batch) is seen there (issue 24, item 4).
-PROBE_PATHS = ((False, 1, PROBE_B, PROBE_H), (True, 1, PROBE_B, PROBE_H), (True, 2, PROBE_B, PROBE_H),
-               (False, 1, 2, 1), (True, 1, 2, 1))
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Steps of a probe at length ``size`` (float32, block_size 64), five paths (``PROBE_PATHS``):
-    ``causal=False`` and ``causal=True`` at ``L_q = L_k = size``, ``causal=True`` at ``L_q = size // 2``,
-    ``L_k = size`` (a chunk of queries over a longer cache: the bottom-right offset is used), and a batch
-    of two, causal and not; the probe sums what they measured, so an L_q x L_k matrix on any one path
-    grows the sum like L^2."""
-    for causal, part, B, H in PROBE_PATHS:
-        L_q = size // part
-        tag = f"{probe.check}{size}{'c' if causal else ''}{'x' if L_q != size else ''}{'b' if B != PROBE_B else ''}"
+    """Steps of a probe at length ``size`` (float32, block_size 64), three paths: ``causal=False`` and
+    ``causal=True`` at ``L_q = L_k = size``, and ``causal=True`` at ``L_q = size // 2``, ``L_k = size`` (a
+    chunk of queries over a longer cache: the bottom-right offset is used); the probe sums what they
+    measured, so an L_q x L_k matrix on any one path grows the sum like L^2."""
+    for causal, L_q in ((False, size), (True, size), (True, size // 2)):
+        tag = f"{probe.check}{size}{'c' if causal else ''}{'x' if L_q != size else ''}"
         args = [_input(b, track, f"{tag}_{label}",
-                       rng.standard_normal((B, H, L_q if label == "q" else size, PROBE_D))
+                       rng.standard_normal((PROBE_B, PROBE_H, L_q if label == "q" else size, PROBE_D))
                        .astype(np.float32), "float32", label) for label in INPUTS]
         args += [b.value(PROBE_BLOCK), b.value(causal)]
-        path = (f"causal={causal}" + (", L_q = L_k / 2" if L_q != size else "")
-                + (f", batch of {B}" if B != PROBE_B else ""))
+        path = f"causal={causal}" + (", L_q = L_k / 2" if L_q != size else "")
         b.call(probe.check, "tiled_attention", args, measure=probe.measure(),
                meta={"probe": probe.check, "size": size, "path": path},
-               describe=f"q ({B}, {H}, {L_q}, {PROBE_D}), k/v ({B}, {H}, {size}, {PROBE_D}), "
+               describe=f"q ({PROBE_B}, {PROBE_H}, {L_q}, {PROBE_D}), k/v ({PROBE_B}, {PROBE_H}, {size}, {PROBE_D}), "
                         f"block_size={PROBE_BLOCK}, causal={causal}, float32")

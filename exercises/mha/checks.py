@@ -403,23 +403,21 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Steps of the FLOPs probe at ``seq_len=size``: self-attention, d_model 64, 8 heads, float32
-    (tensors, or arrays in the numpy track). Three calls per size, the paths of the algorithm: batch 1
-    without a mask and with a causal ``(1, 1, size, size)`` bool mask, and a batch of two without a
-    mask (a structure wasteful only when B > 1: issue 24, item 4); the probe sums what they measured,
-    so work that grows on one path only grows the sum too."""
-    D, H = 64, 8
-    for masked, B in ((False, 1), (True, 1), (False, 2)):
+    """Steps of the FLOPs probe at ``seq_len=size``: self-attention, batch 1, d_model 64, 8 heads, float32
+    (tensors, or arrays in the numpy track). Two calls per size, the two paths of the algorithm: no mask,
+    and a causal ``(1, 1, size, size)`` bool mask; the probe sums what both measured, so work that grows on
+    the masked path only grows the sum too."""
+    B, D, H = 1, 64, 8
+    for masked in (False, True):
         x = rng.standard_normal((B, size, D)).astype(np.float32)
-        tag = f"probe{size}{'m' if masked else ''}{'b' if B != 1 else ''}"
+        tag = f"probe{size}{'m' if masked else ''}"
         args = [b.input(f"{tag}_{label}", x, track=track, label=label) for label in INPUTS] + [b.value(H)]
         args += [b.input(f"{tag}_{label}", (rng.standard_normal((D, D)) / math.sqrt(D)).astype(np.float32),
                          track=track, label=label) for label in WEIGHTS]
         if masked:
             args.append(b.input(f"{tag}_mask", np.tril(np.ones((1, 1, size, size), dtype=bool)), track=track,
                                 label="mask"))
-        path = ("masked" if masked else "unmasked") + (f", batch of {B}" if B != 1 else "")
         b.call(probe.check, "multi_head_attention", args, measure=probe.measure(),
-               meta={"probe": probe.check, "size": size, "path": path},
-               describe=f"self-attention: query/key/value ({B}, {size}, {D}), num_heads={H}, float32, "
+               meta={"probe": probe.check, "size": size, "path": "masked" if masked else "unmasked"},
+               describe=f"self-attention: query/key/value (1, {size}, {D}), num_heads={H}, float32, "
                         + ("causal bool mask" if masked else "no mask"))

@@ -312,43 +312,39 @@ def build_plan(public_seed: int, hidden_seed: int, track: str = "torch") -> Plan
     return b.plan
 
 
-#: Probe shapes: batch 1, head width 8, window 4; heads per path (causal, masked, L_q = L_k / 2, batch),
-#: different on every path (batch x heads too) so that an L_q x L_k matrix on one path costs a different
-#: amount than on another (complexity diagnoses tell the bank's detours apart by their figures).
+#: Probe shapes: batch 1, head width 8, window 4; heads per path (causal, masked, L_q = L_k / 2), different
+#: on every path so that an L_q x L_k matrix on one path costs a different amount than on another
+#: (complexity diagnoses tell the bank's detours apart by their figures).
 PROBE_B, PROBE_D, PROBE_WINDOW = 1, 8, 4
-PROBE_HEADS = {(True, False, False, 1): 1, (True, True, False, 1): 2, (False, False, False, 1): 3,
-               (False, True, False, 1): 4, (True, False, True, 1): 5, (True, False, False, 2): 3}
-#: The paths each size measures: (causal, masked, L_q = L_k / 2, batch). The batch of two (causal, no
-#: mask: the masked paths are measured at one sequence) sees a structure wasteful only when B > 1
-#: (issue 24, item 4).
-PROBE_PATHS = ((True, False, False, 1), (True, True, False, 1), (False, False, False, 1), (False, True, False, 1),
-               (True, False, True, 1), (True, False, False, 2))
+PROBE_HEADS = {(True, False, False): 1, (True, True, False): 2, (False, False, False): 3, (False, True, False): 4,
+               (True, False, True): 5}
+#: The paths each size measures: (causal, masked, L_q = L_k / 2).
+PROBE_PATHS = ((True, False, False), (True, True, False), (False, False, False), (False, True, False),
+               (True, False, True))
 
 
 def probe_steps(b: PlanBuilder, probe, size: int, rng: np.random.Generator, track: str = "torch") -> None:
-    """Steps of a probe at ``L_k = size``, window 4, float32: six calls (``PROBE_PATHS``), causal and not,
-    each at ``L_q = L_k`` without a mask and with a (B, 1, 1, L) padding mask (the last eighth of the keys
-    hidden), causal at ``L_q = L_k / 2`` (a chunk over a longer cache: bottom-right positions), and a
-    batch of two, causal without a mask, with the heads of ``PROBE_HEADS``; the probe sums what
-    they measured, so an L_q x L_k matrix on any one path grows the sum like L^2."""
-    for causal, masked, chunk, B in PROBE_PATHS:
-        tag = (f"{probe.check}{size}{'c' if causal else 'n'}{'m' if masked else ''}{'x' if chunk else ''}"
-               f"{'b' if B != PROBE_B else ''}")
-        H = PROBE_HEADS[causal, masked, chunk, B]
+    """Steps of a probe at ``L_k = size``, window 4, float32: five calls (``PROBE_PATHS``), causal and not,
+    each at ``L_q = L_k`` without a mask and with a (1, 1, 1, L) padding mask (the last eighth of the keys
+    hidden), and causal at ``L_q = L_k / 2`` (a chunk over a longer cache: bottom-right positions), with
+    the heads of ``PROBE_HEADS``; the probe sums what they measured, so an L_q x L_k matrix on any one
+    path grows the sum like L^2."""
+    pad = np.ones((PROBE_B, 1, 1, size), dtype=bool)
+    pad[..., size - size // 8:] = False
+    for causal, masked, chunk in PROBE_PATHS:
+        tag = f"{probe.check}{size}{'c' if causal else 'n'}{'m' if masked else ''}{'x' if chunk else ''}"
+        H = PROBE_HEADS[causal, masked, chunk]
         L_q = size // 2 if chunk else size
         args = [_input(b, track, f"{tag}_{label}",
-                       rng.standard_normal((B, H, L_q if label == "query" else size, PROBE_D))
+                       rng.standard_normal((PROBE_B, H, L_q if label == "query" else size, PROBE_D))
                        .astype(np.float32), "float32", label)
                 for label in INPUTS]
         args += [b.value(PROBE_WINDOW), b.value(causal)]
         if masked:
-            pad = np.ones((B, 1, 1, size), dtype=bool)
-            pad[..., size - size // 8:] = False
             args.append(b.input(f"{tag}_mask", pad, track=track, label="mask"))
-        path = (f"causal={causal}, {'masked' if masked else 'unmasked'}" + (", L_q = L_k / 2" if chunk else "")
-                + (f", batch of {B}" if B != PROBE_B else ""))
+        path = f"causal={causal}, {'masked' if masked else 'unmasked'}" + (", L_q = L_k / 2" if chunk else "")
         b.call(probe.check, "sliding_window_attention", args, measure=probe.measure(),
                meta={"probe": probe.check, "size": size, "path": path},
-               describe=f"query ({B}, {H}, {L_q}, {PROBE_D}), key/value ({B}, {H}, {size}, {PROBE_D}), "
+               describe=f"query ({PROBE_B}, {H}, {L_q}, {PROBE_D}), key/value ({PROBE_B}, {H}, {size}, {PROBE_D}), "
                         f"window={PROBE_WINDOW}, causal={causal}, "
-                        + (f"padding mask ({B}, 1, 1, L), " if masked else "") + "float32")
+                        + ("padding mask (1, 1, 1, L), " if masked else "") + "float32")
