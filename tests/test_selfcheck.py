@@ -242,3 +242,85 @@ def test_a_confuser_row_carries_its_must_not_targets():
     path = next(p for p in sorted(ex.confusers_dir.glob("*.py")) if not p.name.startswith("_"))
     card = _card({"values": "'output' is not close to the expected values."})
     assert _judge_row(ex, path, "confuser", card).targets == confuser_rules(path)[0] != []
+
+
+def test_every_probe_step_is_the_same_at_every_seed():
+    """The premise of ``PROBE_SEED`` (a bank mutant's cost kept across seeds) and of ``ProbeReplay``
+    (a trusted file's probes measured once in a several-seed self-check): every probe step, its wire
+    and the arrays it reads, is the same at two seeds whose hidden cases differ."""
+    from grader.grading.grade import build_plan  # noqa: PLC0415
+
+    def arrays_named(wire, names):
+        if isinstance(wire, dict):
+            return set().union(set(), *(arrays_named(v, names) for v in wire.values()))
+        if isinstance(wire, list):
+            return set().union(set(), *(arrays_named(v, names) for v in wire))
+        return {wire} if isinstance(wire, str) and wire in names else set()
+
+    import numpy as np  # noqa: PLC0415
+
+    probed = 0
+    for exercise_id, track in TRACKS:
+        ex = get_exercise(exercise_id, track=track)
+        one, other = build_plan(ex, 1), build_plan(ex, 2)
+        assert one.wire() != other.wire() or any(
+            not np.array_equal(one.arrays[n], other.arrays[n]) for n in one.arrays if n in other.arrays), exercise_id
+        probes = {p.check for p in ex.probes}
+        a = [s.wire for s in one.steps if s.check in probes]
+        b = [s.wire for s in other.steps if s.check in probes]
+        assert a == b, (exercise_id, track)
+        assert all(s.check in probes for s in one.steps[len(one.steps) - len(a):]), exercise_id  # the probes come last
+        for name in arrays_named(a, set(one.arrays)):
+            assert np.array_equal(one.arrays[name], other.arrays[name]), (exercise_id, track, name)
+        probed += bool(a)
+    assert probed >= 10
+
+
+LOGGING_SOFTMAX = '''"""A correct softmax that writes the size of every input it is called with to {log}."""
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    with open({log!r}, "a") as f:
+        f.write(f"{{np.shape(x)}}\\n")
+    a = np.moveaxis(np.asarray(x), axis, -1)
+    m = a.max(axis=-1, keepdims=True)
+    m[~np.isfinite(m)] = 0
+    e = np.exp(a - m)
+    s = e.sum(axis=-1, keepdims=True)
+    return np.moveaxis(np.divide(e, s, out=np.zeros_like(e), where=s != 0), -1, axis)
+'''
+
+
+def test_a_probe_replay_gives_the_scorecard_of_a_fresh_run_without_measuring_again(tmp_path):
+    """``ProbeReplay``: a trusted file graded at a second seed with the probes kept from its first gets
+    the checks a fresh run at that seed gets (every verdict, score and measured series), and its
+    function is not called with a probe's input again (the cases are)."""
+    from grader.grading.grade import _MEASURE_LOCK, build_plan, grade_submission  # noqa: PLC0415
+    from grader.grading.trusted import ProbeReplay, TrustedInProcess  # noqa: PLC0415
+
+    log = tmp_path / "calls.txt"
+    path = tmp_path / "logging_softmax.py"
+    path.write_text(LOGGING_SOFTMAX.format(log=str(log)))
+    ex = get_exercise("softmax", track="numpy")
+    ids = frozenset(s.id for s in build_plan(ex, 1).steps if s.check in {p.check for p in ex.probes})
+    replay = ProbeReplay(ids)
+    first = grade_submission(ex, path, seed=1, trusted_runner=TrustedInProcess("a.py", _MEASURE_LOCK, replay))
+    assert set(replay.results) == ids and first.score == first.max_score
+    calls_first = log.read_text().splitlines()
+    log.write_text("")
+    kept = grade_submission(ex, path, seed=2, trusted_runner=TrustedInProcess("a.py", _MEASURE_LOCK, replay))
+    calls_kept = log.read_text().splitlines()
+    log.write_text("")
+    fresh = grade_submission(ex, path, seed=2, trusted_runner=TrustedInProcess("a.py", _MEASURE_LOCK))
+    calls_fresh = log.read_text().splitlines()
+    largest = "(4, 1024)"  # the probe's largest input; no case is that long
+    assert largest not in calls_kept and largest in calls_fresh and largest in calls_first
+    assert len(calls_kept) < len(calls_fresh) == len(calls_first)
+
+    assert [(c.id, c.verdict, c.points) for c in kept.checks] == [(c.id, c.verdict, c.points) for c in fresh.checks]
+    def probed(card):
+        return {c.id: c.details for c in card.checks if c.category == "complexity"}
+
+    assert probed(kept) and probed(kept) == probed(first)  # kept from the first run, not measured again
+    assert {d["method"] for d in [*probed(kept).values(), *probed(fresh).values()]} == {"count"}

@@ -266,15 +266,17 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
             the host's naming, which no sandbox changes (the samples prove the sandbox's transport).
         seed: the first hidden-case seed.
         seeds: how many seeds (``seed``, ``seed + 1``, ...) every file is graded at; a file whose
-            score differs between them is not as intended.
+            score differs between them is not as intended. A file run in this process measures its
+            probes at the first seed only (``grader.grading.trusted.ProbeReplay``: a probe's inputs
+            come from ``PROBE_SEED`` at every seed); its cases run at every seed.
         progress: called with a short line per file.
         kinds: grade only the files of these kinds (``reference``, ``stub``, ``correct``, ``bug``,
             ``mistake``, ``confuser``); None grades all. ``SANDBOXED_KINDS`` are those a sandbox runs:
             a sandboxed self-check of them alone proves the transport without grading the mutants and
             confusers again in this process (the warm path's self-check does that at the same seed).
     """
-    from grader.grading.grade import _MEASURE_LOCK  # noqa: PLC0415 - one measured run at a time
-    from grader.grading.trusted import TrustedInProcess  # noqa: PLC0415
+    from grader.grading.grade import _MEASURE_LOCK, build_plan  # noqa: PLC0415 - one measured run at a time
+    from grader.grading.trusted import ProbeReplay, TrustedInProcess  # noqa: PLC0415
 
     say = progress or (lambda _m: None)
     rows = []
@@ -290,10 +292,15 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
                                          max_score=ex.max_score, ok=False, track=ex.track,
                                          note=f"no {kind}_*.py in {folder}: add {what} (docs/authoring.md)"))
         by_path = {m.path: m for m in ex.mistakes}
+        probes = {pr.check for pr in ex.probes}
+        probe_ids = frozenset(st.id for st in build_plan(ex, seed).steps if st.check in probes) if seeds > 1 else None
         for path, kind in files:
             say(f"{ex.id} ({ex.track}): {path.name}")
             mistake = by_path.get(path)
             cards = []
+            # the probes are drawn from PROBE_SEED at every seed: measured at the first, given again at
+            # the others (trusted files only; the cases run at every seed)
+            replay = ProbeReplay(probe_ids) if probe_ids else None
             for s in range(seed, seed + max(1, seeds)):
                 label = _relative(path)
                 if mistake is not None:
@@ -301,9 +308,10 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
                         mutant = Path(tmp) / path.name
                         mutant.write_text(mistake.source, encoding="utf-8")
                         card = grade_submission(ex, mutant, seed=s, trusted_runner=TrustedInProcess(
-                            label, _MEASURE_LOCK))
+                            label, _MEASURE_LOCK, replay))
                 elif sandbox is None or kind == "confuser":
-                    card = grade_submission(ex, path, seed=s, trusted_runner=TrustedInProcess(label, _MEASURE_LOCK))
+                    card = grade_submission(ex, path, seed=s, trusted_runner=TrustedInProcess(
+                        label, _MEASURE_LOCK, replay))
                 else:
                     card = grade_submission(ex, path, sandbox=sandbox, seed=s)
                 cards.append((s, card))

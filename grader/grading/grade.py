@@ -50,6 +50,10 @@ from grader.judge.verdicts import VERDICT_DISPLAY_ORDER, Status, Verdict
 
 #: Public cases always use this seed, so a candidate can reproduce them; hidden cases use the run's.
 PUBLIC_SEED = 0
+#: The probes' inputs are drawn from this seed at every run's seed (``build_plan``): a probe step is
+#: the same at any seed, so the measured cost of a bank mutant is kept under this seed, not the run's
+#: (a service grading each attempt at a fresh seed measured the whole bank again for every attempt).
+PROBE_SEED = PUBLIC_SEED + 1
 
 
 class SubmissionUnreadable(OSError):
@@ -361,7 +365,7 @@ def build_plan(exercise: Exercise, seed: int, device: str = "cpu") -> Plan:
     plan = exercise.build_plan(public_seed=PUBLIC_SEED, hidden_seed=seed)
     if exercise.probes:
         builder = PlanBuilder.extend(plan)
-        rng = np.random.default_rng(PUBLIC_SEED + 1)
+        rng = np.random.default_rng(PROBE_SEED)
         for probe in exercise.probes:
             for i, size in enumerate(probe.sizes):
                 start = len(plan.steps)
@@ -556,9 +560,10 @@ def apply_bank(exercise: Exercise, plan: Plan, seed: int, device: str, checks: t
             out.append(check)
             continue
         replayed.add(check.id)
-        measured = diagnosis.measured_answers((*_cache_key(exercise, seed, device), "cost", check.id, bank),
+        # a probe's steps do not depend on the run's seed (PROBE_SEED): one measurement serves every seed
+        measured = diagnosis.measured_answers((*_cache_key(exercise, PROBE_SEED, device), "cost", check.id, bank),
                                               suspects, plan, check.id, _MEASURE_LOCK,
-                                              disk=_mutant_keys(exercise, seed, device))
+                                              disk=_mutant_keys(exercise, PROBE_SEED, device))
         spec = next((p for p in exercise.probes if p.check == check.id), None)
         names = diagnosis.explaining_cost(plan, check.id, quantity, results.steps, measured, expected.steps, spec)
         paths: list[str] = []

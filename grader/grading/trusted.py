@@ -15,6 +15,7 @@ of the repository.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import itertools
 import sys
@@ -35,6 +36,36 @@ _COUNTER = itertools.count()
 RUN_LOCK = threading.Lock()
 
 
+class ProbeReplay:
+    """The results of one trusted file's probe steps, kept from its first run and given again to its
+    runs at other seeds (``grade selfcheck --seeds N``).
+
+    A probe's steps are drawn from ``grader.grading.grade.PROBE_SEED`` at every seed and come last in
+    the plan, after every case, so measuring them again at another seed proves nothing about the seed
+    (the cases, public and hidden, still run at each one). Only the trailing block of the plan whose
+    step ids are all in ``ids`` is replayed; steps before it always run.
+
+    Args:
+        ids: the ids of the plan's probe steps (those of a check that ``Exercise.probes`` sweeps:
+            warm-ups, constructors and prefills included).
+    """
+
+    def __init__(self, ids: frozenset[str]):
+        self.ids = frozenset(ids)
+        self.results: dict[str, StepResult] = {}
+
+    def tail(self, steps: list[dict]) -> int:
+        """Index of the first step of the trailing block of ``steps`` whose ids are all probe ids."""
+        start = len(steps)
+        while start > 0 and steps[start - 1]["id"] in self.ids:
+            start -= 1
+        return start
+
+    def covers(self, steps: list[dict]) -> bool:
+        """Whether every step of that block was kept from an earlier run."""
+        return all(step["id"] in self.results for step in steps)
+
+
 class TrustedInProcess:
     """A ``Sandbox`` look-alike that runs the job's source in this process (trusted files only).
 
@@ -42,13 +73,16 @@ class TrustedInProcess:
         label: how the file is named in tracebacks (e.g. ``mistakes/logits_divided_by_d_k.py``).
         measure_lock: held around the run; pass the lock that serialises the reference's measured
             runs (``grader.grading.grade._MEASURE_LOCK``), since both use process-wide instruments.
+        replay: this file's ``ProbeReplay``, shared by its runs at several seeds; None runs every step.
     """
 
     name = "in-process"
 
-    def __init__(self, label: str = "trusted.py", measure_lock: threading.Lock | None = None):
+    def __init__(self, label: str = "trusted.py", measure_lock: threading.Lock | None = None,
+                 replay: ProbeReplay | None = None):
         self.label = label
         self.measure_lock = measure_lock
+        self.replay = replay
 
     def info(self) -> SandboxInfo:
         """Recorded in the scorecard: no isolation at all, by design."""
@@ -87,7 +121,11 @@ class TrustedInProcess:
                 import_report["forbidden_imports"] = list(attempts)
                 results.import_report = import_report
                 if import_report["ok"]:
-                    executor = PlanExecutor(job.plan, job.arrays, module, module_file=self.label, use_alarm=False)
+                    steps = job.plan["steps"]
+                    start = self.replay.tail(steps) if self.replay is not None else len(steps)
+                    replayed = start < len(steps) and self.replay.covers(steps[start:])
+                    plan = {**job.plan, "steps": steps[:start]} if replayed else job.plan
+                    executor = PlanExecutor(plan, job.arrays, module, module_file=self.label, use_alarm=False)
 
                     def emit(report: dict, out: dict[str, np.ndarray]) -> None:
                         report["forbidden_imports"] = list(attempts)
@@ -95,6 +133,15 @@ class TrustedInProcess:
 
                     with np.errstate(all="ignore"):
                         executor.run(emit)
+                    for step in steps[start:]:
+                        if replayed:
+                            kept = self.replay.results[step["id"]]
+                            results.steps[step["id"]] = StepResult(report=copy.deepcopy(kept.report),
+                                                                   arrays=dict(kept.arrays))
+                        elif self.replay is not None and step["id"] in results.steps:
+                            got = results.steps[step["id"]]
+                            self.replay.results[step["id"]] = StepResult(report=copy.deepcopy(got.report),
+                                                                         arrays=dict(got.arrays))
                 results.done = True
             finally:
                 sys.meta_path.remove(finder)
