@@ -101,8 +101,11 @@ class _Counter:
 COUNTER = _Counter()
 
 
+_VIEW = np.ndarray.view
+
+
 def _plain(x: Any) -> Any:
-    return np.ndarray.view(x, np.ndarray) if isinstance(x, CountingArray) else x
+    return _VIEW(x, np.ndarray) if isinstance(x, CountingArray) else x
 
 
 def _share(x: Any) -> float:
@@ -158,20 +161,25 @@ def _matmul_flops(a: np.ndarray, b: np.ndarray, out: np.ndarray) -> int:
 def _einsum_flops(args: tuple, out: Any) -> int:
     """2 * the size of the full index space of an einsum (every index summed or kept)."""
     spec = args[0] if args and isinstance(args[0], str) else None
-    operands = [np.asarray(_plain(a)) for a in args[1:]] if spec else []
     if not spec:
         return 2 * int(np.size(out))
+    return _einsum_space(spec, tuple(a.shape if isinstance(a, np.ndarray) else np.shape(a) for a in args[1:]))
+
+
+@functools.lru_cache(maxsize=4096)
+def _einsum_space(spec: str, shapes: tuple) -> int:
+    """``_einsum_flops`` for operands of these shapes (kept: a loop repeats the same few einsums)."""
     sizes: dict[str, int] = {}
     inputs = spec.split("->")[0].split(",")
-    for sub, op in zip(inputs, operands):
+    for sub, shape in zip(inputs, shapes):
         sub = sub.replace("...", "")
-        for letter, dim in zip(sub[::-1], op.shape[::-1]):
+        for letter, dim in zip(sub[::-1], shape[::-1]):
             sizes[letter] = max(sizes.get(letter, 1), dim)
     batch = 1
-    for op, sub in zip(operands, inputs):
+    for shape, sub in zip(shapes, inputs):
         if "..." in sub:
             n_named = len(sub.replace("...", ""))
-            batch = max(batch, int(np.prod(op.shape[:op.ndim - n_named])) if op.ndim > n_named else 1)
+            batch = max(batch, int(np.prod(shape[:len(shape) - n_named])) if len(shape) > n_named else 1)
     total = batch
     for dim in sizes.values():
         total *= dim
@@ -241,27 +249,43 @@ class CountingArray(np.ndarray):
         ``.dot`` were charged for work the reference's ``@`` is counted for: helper hunt, issue 24)."""
         return np.dot(self, b, out=out)
 
+    # The two hooks below run for every NumPy call a measured step makes (a per-query loop makes
+    # thousands): they are written for speed (one pass over the operands, ``.size`` rather than
+    # ``np.size``), with the semantics of ``_share``, ``_plain`` and ``_wrap``.
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        share = max((_share(i) for i in inputs), default=0.0)
-        plain_in = tuple(_plain(i) for i in inputs)
-        kwargs = {k: (tuple(_plain(o) for o in v) if k == "out" else _plain(v)) for k, v in kwargs.items()}
-        COUNTER.depth += 1
+        share = 0.0
+        plain_in = []
+        for i in inputs:
+            if isinstance(i, CountingArray):
+                kv = i._kv
+                if kv and kv > share:
+                    share = float(kv)
+                plain_in.append(_VIEW(i, np.ndarray))
+            else:
+                plain_in.append(i)
+        if kwargs:
+            kwargs = {k: (tuple(_plain(o) for o in v) if k == "out" else _plain(v)) for k, v in kwargs.items()}
+        counter = COUNTER
+        counter.depth += 1
         try:
             result = getattr(ufunc, method)(*plain_in, **kwargs)
         finally:
-            COUNTER.depth -= 1
-        if COUNTER.active and COUNTER.depth == 0:
-            COUNTER.events += 1
-            COUNTER.note(result)
+            counter.depth -= 1
+        if counter.active and counter.depth == 0:
+            counter.events += 1
+            counter.note(result)
             if ufunc is np.matmul and method == "__call__":
                 work = _matmul_flops(np.asarray(plain_in[0]), np.asarray(plain_in[1]), result)
-                COUNTER.matmul_flops += work
+                counter.matmul_flops += work
             else:  # elements read and written
-                outs = result if isinstance(result, tuple) else (result,)
-                work = int(sum(np.size(a) for a in plain_in if isinstance(a, np.ndarray))
-                           + sum(np.size(r) for r in outs))
-                COUNTER.elementwise += work
-            COUNTER.kv_flops += work * share
+                work = 0
+                for a in plain_in:
+                    if isinstance(a, np.ndarray):
+                        work += a.size
+                for r in (result if isinstance(result, tuple) else (result,)):
+                    work += r.size if isinstance(r, (np.ndarray, np.generic)) else int(np.size(r))
+                counter.elementwise += work
+            counter.kv_flops += work * share
         if share and ufunc is not np.matmul and method == "__call__" and type(result) is np.ndarray:
             share = _pointwise_share(((_share(i), int(i.size)) for i in inputs if isinstance(i, np.ndarray)),
                                      int(result.size))
@@ -270,11 +294,18 @@ class CountingArray(np.ndarray):
 
     def __array_function__(self, func, types, args, kwargs):
         name = getattr(func, "__name__", "")
-        tracked = _arrays_in(args) + _arrays_in(kwargs.values())
-        share = max((_share(a) for a in tracked), default=0.0)
-        plain_args = tuple(_plain(a) if not isinstance(a, (list, tuple)) else type(a)(_plain(v) for v in a)
+        tracked = _arrays_in(args)
+        if kwargs:
+            tracked += _arrays_in(kwargs.values())
+        share = 0.0
+        for a in tracked:
+            kv = a._kv if isinstance(a, CountingArray) else 0.0
+            if kv and kv > share:
+                share = float(kv)
+        plain_args = tuple(_VIEW(a, np.ndarray) if isinstance(a, CountingArray)
+                           else type(a)(_plain(v) for v in a) if isinstance(a, (list, tuple)) else a
                            for a in args)
-        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        plain_kwargs = {k: _plain(v) for k, v in kwargs.items()} if kwargs else {}
         COUNTER.depth += 1
         try:
             result = func(*plain_args, **plain_kwargs)
@@ -300,9 +331,11 @@ def _count_function(name: str, plain_args: tuple, result: Any, share: float, kwa
         work = 2 * max(int(np.size(result)), 1) * (a.shape[-1] if a.ndim else 1)
         COUNTER.matmul_flops += work
     else:  # elements read and written
-        work = int(sum(np.size(a) for a in plain_args if isinstance(a, np.ndarray))
-                   + (np.size(result) if isinstance(result, np.ndarray) else 0))
-        COUNTER.elementwise += work
+        work = result.size if isinstance(result, np.ndarray) else 0
+        for a in plain_args:
+            if isinstance(a, np.ndarray):
+                work += a.size
+        COUNTER.elementwise += int(work)
     if name not in MOVEMENT_FUNCS:  # moving tracked data is not projecting with it
         COUNTER.kv_flops += work * share
 
@@ -371,8 +404,10 @@ def _size_constructor_hook(orig: Callable) -> Callable:
 def _product_hook(orig: Callable) -> Callable:
     @functools.wraps(orig)
     def product(*args, **kwargs):
-        if not (COUNTER.here() and COUNTER.depth == 0) or _arrays_in(args) and any(
-                isinstance(a, CountingArray) for a in _arrays_in(args) + _arrays_in(kwargs.values())):
+        if not (COUNTER.here() and COUNTER.depth == 0):
+            return orig(*args, **kwargs)
+        found = _arrays_in(args)
+        if found and any(isinstance(a, CountingArray) for a in found + _arrays_in(kwargs.values())):
             return orig(*args, **kwargs)  # a counting operand: counted by __array_function__
         COUNTER.depth += 1
         try:
