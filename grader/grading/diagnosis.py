@@ -163,12 +163,27 @@ def _leaves(desc: dict | None, prefix: tuple = ()) -> list[tuple[tuple, dict]]:
     return [(prefix, desc)]
 
 
+#: ``tolerance_for`` of a case's (expected, golden) arrays, which a diagnosis asks for once per mutant:
+#: keyed by the arrays' ids, each entry holding the arrays themselves so that no id is reused while it
+#: is kept; emptied when full.
+_TOLERANCES: dict[tuple, tuple] = {}
+_TOLERANCES_MAX = 4096
+
+
 def _tolerance(where: tuple, exp_leaves: dict, gold_leaves: dict, expected: StepResult, golden: StepResult,
                got_desc: dict) -> Tolerance:
     exp_desc, gold_desc = exp_leaves.get(where), gold_leaves.get(where)
     if exp_desc and gold_desc and exp_desc.get("kind") == "array" and gold_desc.get("kind") == "array":
-        return tolerance_for(dtype_name(exp_desc), expected.arrays.get(exp_desc["key"]),
-                             golden.arrays[gold_desc["key"]], DEFAULT_FACTOR)
+        exp, gold, dtype = expected.arrays.get(exp_desc["key"]), golden.arrays[gold_desc["key"]], dtype_name(exp_desc)
+        key = (id(exp), id(gold), dtype)
+        kept = _TOLERANCES.get(key)
+        if kept is not None and kept[0] is exp and kept[1] is gold:
+            return kept[2]
+        tol = tolerance_for(dtype, exp, gold, DEFAULT_FACTOR)
+        if len(_TOLERANCES) >= _TOLERANCES_MAX:
+            _TOLERANCES.clear()
+        _TOLERANCES[key] = (exp, gold, tol)
+        return tol
     try:
         rtol, atol = floor_for(dtype_name(got_desc))
     except ValueError:
