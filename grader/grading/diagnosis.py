@@ -607,7 +607,7 @@ def same_paths(plan: Plan, check: str, quantity: str, spec, candidate: dict[str,
     if len(paths) < 2 or spec is None:
         return True
     for path in paths:
-        got, theirs, ref = (_path_series(plan, check, quantity, s, path) for s in (candidate, mutant, expected))
+        got, theirs, ref = (_path_series(plan, check, quantity, s, path, groups) for s in (candidate, mutant, expected))
         if any(v is None or not np.isfinite(v) for v in got + theirs + ref) or not all(ref):
             return False
         if len({judge_series(spec, sizes, series, ref, quantity).verdict for series in (got, theirs)}) > 1:
@@ -636,9 +636,11 @@ def explaining_cost(plan: Plan, check: str, quantity: str, candidate: dict[str, 
 
 
 def _path_series(plan: Plan, check: str, quantity: str, steps: dict[str, StepResult],
-                 path: str) -> list[float | None]:
-    """``quantity`` summed over the measured steps of one ``path`` of the probe ``check``, per size."""
-    _sizes, groups = measured_groups(plan, check)
+                 path: str, groups: list | None = None) -> list[float | None]:
+    """``quantity`` summed over the measured steps of one ``path`` of the probe ``check``, per size
+    (``groups``: ``measured_groups(plan, check)[1]`` when the caller has them already)."""
+    if groups is None:
+        _sizes, groups = measured_groups(plan, check)
     return per_size([[s for s in g if s.meta.get("path", "") == path] for g in groups], _measured(steps, quantity))
 
 
@@ -665,20 +667,21 @@ def explaining_cost_on_paths(plan: Plan, check: str, quantity: str, candidate: d
     paths = probe_paths(groups)
     if len(paths) < 2 or spec is None or len(sizes) < 2:
         return [], []
-    failing = []
+    failing, mine = [], {}
     for path in paths:
-        got, ref = (_path_series(plan, check, quantity, s, path) for s in (candidate, expected))
+        got, ref = (_path_series(plan, check, quantity, s, path, groups) for s in (candidate, expected))
         if any(v is None or not np.isfinite(v) or v <= 0 for v in got + ref):
             return [], []
         if judge_series(spec, sizes, got, ref, quantity).verdict == Verdict.FAILED:
             failing.append(path)
+            mine[path] = got
     if not failing or len(failing) == len(paths):
         return [], []
     names = []
     for name, run in mutants.items():
         ok = True
         for path in failing:
-            got, theirs = (_path_series(plan, check, quantity, s, path) for s in (candidate, run.steps))
+            got, theirs = mine[path], _path_series(plan, check, quantity, run.steps, path, groups)
             if any(v is None or not np.isfinite(v) or v <= 0 for v in theirs) or not same_cost(sizes, got, theirs):
                 ok = False
                 break
