@@ -23,6 +23,24 @@ def grade_source(tmp_path: Path):
     return run
 
 
+# -- Scheduling: the long tests first, and idle workers steal ------------------------------------
+# The suite's time is dominated by a few dozen tests of a minute or two (self-checks, sandboxed
+# self-checks, probes of loop-heavy samples), collected late (tests/test_selfcheck.py): run in
+# collection order by xdist's default `load` scheduling, they ended the run with one worker busy and
+# the other idle. With `-n N` and no `--dist` given, tests run with `worksteal` (an idle worker takes
+# half of the other's queue), and tests marked `slow` are collected first, so the tail is short tests.
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    if getattr(config.option, "numprocesses", None) and getattr(config.option, "dist", "no") == "no":
+        config.option.dist = "worksteal"
+
+
+def pytest_collection_modifyitems(config, items):
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable: slow ones first
+
+
 def verdicts(card) -> dict[str, str]:
     """Check id -> verdict of a scorecard."""
     return {c.id: c.verdict for c in card.checks}

@@ -9,6 +9,7 @@ Two parts, both while two other processes keep both cores busy:
   fallback), with the same figures both times; every bug sample whose ``Must fail:`` line names a
   probe's check fails it with a margin of at least 2x over the bound (ratio or slope).
 """
+import functools
 import multiprocessing
 import time
 from pathlib import Path
@@ -77,14 +78,22 @@ def _samples(prefix: str) -> list:
     return found
 
 
-def _probe_outcomes(exercise_id: str, track: str | None, path: Path, seed: int = 0) -> dict:
-    """Probe outcomes by check id: only the probe steps of the plan, run in-process, judged as the host does."""
+@functools.lru_cache(maxsize=None)
+def _reference_probes(exercise_id: str, track: str | None, seed: int) -> tuple:
+    """``(exercise, plan, expected)``: the plan's probe steps alone and the reference's measured run of
+    them, once per exercise and track (every sample of a track is judged against the same run)."""
     ex = get_exercise(exercise_id, track=track)
     plan = build_plan(ex, seed)
     checks = {p.check for p in ex.probes}
     plan.steps = [s for s in plan.steps if s.check in checks]  # measured steps and their set-up
     install_numpy_hooks()  # as the sandbox's runner does before importing the submission
-    expected = run_in_process(plan.wire(), plan.arrays, ex.load_reference())
+    return ex, plan, run_in_process(plan.wire(), plan.arrays, ex.load_reference())
+
+
+def _probe_outcomes(exercise_id: str, track: str | None, path: Path, seed: int = 0) -> dict:
+    """Probe outcomes by check id: only the probe steps of the plan, run in-process, judged as the host does."""
+    ex, plan, expected = _reference_probes(exercise_id, track, seed)
+    install_numpy_hooks()
     module = load_submission(str(path), f"noise_{exercise_id}_{track}_{path.stem}")
     got = run_in_process(plan.wire(), plan.arrays, module, str(path))
     outcomes = {}

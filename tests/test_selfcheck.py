@@ -10,6 +10,7 @@ from grader.cohort.selfcheck import diagnosis_stats, expected_failures, run_self
 TRACKS = [(i, t) for i in exercise_ids() for t in get_exercise(i).tracks]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("exercise_id, track", TRACKS)
 def test_selfcheck(exercise_id, track):
     rows = run_selfcheck([get_exercise(exercise_id, track=track)], seed=99)  # the warm path (trusted files)
