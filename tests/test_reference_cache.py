@@ -29,6 +29,7 @@ def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("GRADER_REFERENCE_CACHE", raising=False)
     monkeypatch.setattr(grading, "_ANSWERS", OrderedDict())
+    monkeypatch.setattr(grading, "_PROBE_ANSWERS", OrderedDict())
     return tmp_path / "cache" / "references"
 
 
@@ -59,8 +60,9 @@ def test_second_grading_at_a_seed_runs_no_reference_and_gives_the_same_scorecard
         else SAMPLES / exercise_id / sample
     first = grading.grade_submission(exercise, path, sandbox="process", seed=21)
     assert calls, "the first grading must run the reference"
-    assert len(list(cache.glob("*.npz"))) == 1
+    assert len(list(cache.glob("*-seed21-*.npz"))) == 1
     grading._ANSWERS.clear()  # a new process: only the disk remembers
+    grading._PROBE_ANSWERS.clear()
     calls.clear()
     second = grading.grade_submission(exercise, path, sandbox="process", seed=21)
     assert calls == []
@@ -68,7 +70,44 @@ def test_second_grading_at_a_seed_runs_no_reference_and_gives_the_same_scorecard
     assert any(c.verdict == "failed" for c in first.checks)  # a bug sample: the cached answers still catch it
     grading._ANSWERS.clear()
     grading.grade_submission(exercise, path, sandbox="process", seed=22)  # another seed: other hidden cases
-    assert calls and len(list(cache.glob("*.npz"))) == 2
+    assert calls and len(list(cache.glob("*-seed2[12]-*.npz"))) == 2
+
+
+def test_the_probes_answers_are_computed_once_for_every_seed(cache, monkeypatch):
+    """The probes come last and are the same at every seed (``PROBE_SEED``): the reference's answers on
+    them are kept (in the process and on disk, under ``probes-<tag>-<PROBE_SEED>``) from the first seed
+    computed, and a new seed runs the reference on its cases only, with the same answers as a run of
+    the whole plan."""
+    exercise = get_exercise("sliding_window_attention", track="numpy")
+    grading.answers_for(exercise, 3, grading.build_plan(exercise, 3))
+    assert len(list(cache.glob(f"*-probes-*-{grading.PROBE_SEED}-*.npz"))) == 1
+    grading._PROBE_ANSWERS.clear()  # a new process: only the disk remembers
+    wires = []
+    real = grading.run_in_process
+    monkeypatch.setattr(grading, "run_in_process", lambda wire, *a, **k: wires.append(wire) or real(wire, *a, **k))
+    plan = grading.build_plan(exercise, 4)
+    probes = {p.check for p in exercise.probes}
+    probe_ids = {s.id for s in plan.steps if s.check in probes}
+    kept = grading.answers_for(exercise, 4, plan)
+    assert wires and probe_ids and not {s["id"] for w in wires for s in w["steps"]} & probe_ids
+    monkeypatch.setenv("GRADER_REFERENCE_CACHE", "off")
+    grading._PROBE_ANSWERS.clear()
+    fresh = grading.answers_for(exercise, 4, plan)
+    assert any(s["id"] in probe_ids for s in wires[-1]["steps"])  # this time the probes ran
+
+    def report(step):  # a clock and tracemalloc's few bytes of first-use allocations aside
+        measure = {k: v for k, v in (step.report.get("measure") or {}).items() if k not in ("seconds", "peak_bytes")}
+        return json.dumps({**{k: v for k, v in step.report.items() if k != "seconds"}, "measure": measure},
+                          sort_keys=True)
+
+    for got, want in zip([kept[0], kept[1], *kept[2], kept[3]], [fresh[0], fresh[1], *fresh[2], fresh[3]]):
+        assert list(got.steps) == list(want.steps)
+        for step_id, step in want.steps.items():
+            assert report(got.steps[step_id]) == report(step), step_id
+            assert got.steps[step_id].arrays.keys() == step.arrays.keys()
+            for name, arr in step.arrays.items():
+                np.testing.assert_array_equal(got.steps[step_id].arrays[name], arr)
+    assert any("flops" in (kept[0].steps[i].report.get("measure") or {}) for i in probe_ids)
 
 
 def test_cached_answers_equal_a_fresh_reference_run(cache):

@@ -131,13 +131,14 @@ def test_reference_cache_entries_are_0600_in_a_0700_folder(tmp_path, monkeypatch
     monkeypatch.setenv("GRADER_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.delenv("GRADER_REFERENCE_CACHE", raising=False)
     monkeypatch.setattr(grading, "_ANSWERS", OrderedDict())
+    monkeypatch.setattr(grading, "_PROBE_ANSWERS", OrderedDict())
     folder = tmp_path / "cache" / "references"
     folder.mkdir(parents=True)
     os.chmod(folder, 0o755)  # left open by an older grader: narrowed on the next store
     exercise = get_exercise("softmax")
     grading.answers_for(exercise, 3, grading.build_plan(exercise, 3))
-    entries = list(folder.glob("*.npz"))
-    assert len(entries) == 1 and mode(entries[0]) == 0o600
+    entries = list(folder.glob("*.npz"))  # the answers at seed 3, and the probes' (the same at every seed)
+    assert len(entries) == 2 and all(mode(entry) == 0o600 for entry in entries)
     assert mode(folder) == 0o700
 
 

@@ -103,20 +103,21 @@ def content_hash(exercise) -> str:
     return h.hexdigest()
 
 
-def _entry_name(exercise, seed: int, device: str) -> str:
+def _entry_name(exercise, seed: int, device: str, part: str = "seed") -> str:
     track = getattr(exercise, "track", None)
-    parts = [exercise.id, *([str(track)] if track else []), f"v{exercise.version}", f"seed{int(seed)}",
+    parts = [exercise.id, *([str(track)] if track else []), f"v{exercise.version}", f"{part}{int(seed)}",
              device.split(" ")[0].replace(":", ""), f"g{__version__}"]
     return "-".join(str(p).replace("/", "_") for p in parts)
 
 
-def entry_path(exercise, seed: int, device: str) -> Path:
-    """The cache file for (exercise, seed, device) under ``cache_dir()``.
+def entry_path(exercise, seed: int, device: str, part: str = "seed") -> Path:
+    """The cache file for (exercise, seed, device) under ``cache_dir()``; ``part="probes"`` names the
+    entry of the probe steps' answers alone (``grade.answers_for``: the same at every seed).
 
     Raises:
         OSError: a file of the exercise cannot be read.
     """
-    name = _entry_name(exercise, seed, device)
+    name = _entry_name(exercise, seed, device, part)
     key = hashlib.sha256(f"{name}\0{content_hash(exercise)}".encode()).hexdigest()[:32]
     return cache_dir() / f"{name}-{key}.npz"
 
@@ -156,13 +157,15 @@ def _decode(npz) -> list[RunResults]:
     return runs
 
 
-def load(exercise, seed: int, device: str) -> tuple[RunResults, RunResults, list[RunResults], RunResults] | None:
+def load(exercise, seed: int, device: str,
+         part: str = "seed") -> tuple[RunResults, RunResults, list[RunResults], RunResults] | None:
     """The cached ``(expected, golden, baselines, float32)`` (as ``grade.answers_for`` returns them), or None on
-    a miss, when disabled, or when the entry cannot be read (a torn or foreign file is removed)."""
+    a miss, when disabled, or when the entry cannot be read (a torn or foreign file is removed);
+    ``part``: as ``entry_path``."""
     if not enabled():
         return None
     try:
-        path = entry_path(exercise, seed, device)
+        path = entry_path(exercise, seed, device, part)
     except OSError:
         return None
     runs = _load_runs(path)
@@ -205,7 +208,7 @@ def _store_runs(path: Path, runs: list[RunResults]) -> Path | None:
 
 
 def store(exercise, seed: int, device: str,
-          answers: tuple[RunResults, RunResults, list[RunResults], RunResults]) -> Path | None:
+          answers: tuple[RunResults, RunResults, list[RunResults], RunResults], part: str = "seed") -> Path | None:
     """Write ``answers`` atomically (temp file in the same folder, then ``os.replace``). Returns the
     entry's path, or None when disabled or when it could not be written (the cache is an
     optimisation: a failure to store never fails a grading)."""
@@ -213,7 +216,7 @@ def store(exercise, seed: int, device: str,
         return None
     expected, golden, baselines, float32 = answers
     try:
-        path = entry_path(exercise, seed, device)
+        path = entry_path(exercise, seed, device, part)
     except OSError:
         return None
     return _store_runs(path, [expected, golden, float32, *baselines])
