@@ -275,7 +275,7 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
             a sandboxed self-check of them alone proves the transport without grading the mutants and
             confusers again in this process (the warm path's self-check does that at the same seed).
     """
-    from grader.grading.grade import _MEASURE_LOCK, build_plan  # noqa: PLC0415 - one measured run at a time
+    from grader.grading.grade import _MEASURE_LOCK, build_plan, probe_block  # noqa: PLC0415 - one measured run at a time
     from grader.grading.trusted import ProbeReplay, TrustedInProcess  # noqa: PLC0415
 
     say = progress or (lambda _m: None)
@@ -292,8 +292,7 @@ def run_selfcheck(exercises: list[Exercise], *, sandbox: str | None = None, seed
                                          max_score=ex.max_score, ok=False, track=ex.track,
                                          note=f"no {kind}_*.py in {folder}: add {what} (docs/authoring.md)"))
         by_path = {m.path: m for m in ex.mistakes}
-        probes = {pr.check for pr in ex.probes}
-        probe_ids = frozenset(st.id for st in build_plan(ex, seed).steps if st.check in probes) if seeds > 1 else None
+        probe_ids = frozenset(st.id for st in probe_block(ex, build_plan(ex, seed))) if seeds > 1 else None
         for path, kind in files:
             say(f"{ex.id} ({ex.track}): {path.name}")
             mistake = by_path.get(path)

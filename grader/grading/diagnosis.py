@@ -33,7 +33,7 @@ from typing import Callable, Hashable, Iterable, TypeVar
 
 import numpy as np
 
-from grader.judge.compare import close, rounded_to_float32
+from grader.judge.compare import close_enough, rounded_to_float32
 from grader.judge.judges import dtype_name
 from grader.judge.mistakes import Mistake
 from grader.judge.probes import fit_slope, judge_series, measured_groups, per_size, probe_paths
@@ -224,7 +224,7 @@ def _within_error_ratio(xa: np.ndarray, xb: np.ndarray, golden: StepResult, gold
     if xg is None or xg.shape != xb.shape or not np.all(np.isfinite(xa)):
         return False
     xg = xg.astype(np.float64)
-    if close(xa, xg, tol):
+    if close_enough(xa, xg, tol):
         return False  # the candidate's values are right: whatever it failed, it is not this rounding
     own = float(np.max(np.abs(xb - xg), initial=0.0))
     if float(np.max(np.abs(xa - xg), initial=0.0)) * ratio < own:
@@ -284,7 +284,7 @@ def _arrays_match(a: StepResult, b: StepResult, expected: StepResult, golden: St
             tol = _tolerance(where, le, lg, expected, golden, da)
             if strict:
                 tol = _widened(tol, dtype_name(da))
-            if not close(xa, xb, tol) and not (
+            if not close_enough(xa, xb, tol) and not (
                     error_ratio and _within_error_ratio(xa, xb, golden, lg.get(where), error_ratio, tol)):
                 return False
         elif da.get("kind") == "scalar" and da.get("value") != db.get("value"):

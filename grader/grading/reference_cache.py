@@ -111,8 +111,9 @@ def _entry_name(exercise, seed: int, device: str, part: str = "seed") -> str:
 
 
 def entry_path(exercise, seed: int, device: str, part: str = "seed") -> Path:
-    """The cache file for (exercise, seed, device) under ``cache_dir()``; ``part="probes"`` names the
-    entry of the probe steps' answers alone (``grade.answers_for``: the same at every seed).
+    """The cache file for (exercise, seed, device) under ``cache_dir()``; another ``part`` than
+    ``"seed"`` (``grade.answers_for`` passes ``"probes-<digest of the probe steps>-"``) names the
+    entry of the probe steps' answers alone, the same at every seed.
 
     Raises:
         OSError: a file of the exercise cannot be read.

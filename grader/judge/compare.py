@@ -120,21 +120,6 @@ def _differences(g: np.ndarray, e: np.ndarray, tol: Tolerance) -> tuple[np.ndarr
     return same_inf, abs_diff, bad
 
 
-def close(got: np.ndarray, golden: np.ndarray, tol: Tolerance) -> bool:
-    """``compare_arrays(...).ok`` without the message: diagnoses compare a candidate with every mutant
-    of the bank, most of them far off, and only need the verdict.
-
-    Args:
-        got, golden: arrays of any numeric dtype (compared in float64); golden is the answer.
-        tol: the tolerance, as for ``compare_arrays``.
-    """
-    if tuple(got.shape) != tuple(golden.shape):
-        return False
-    if got.dtype.kind not in "biuf" and golden.dtype.kind in "biuf":
-        return False
-    return not _differences(got.astype(np.float64, copy=False), golden.astype(np.float64, copy=False), tol)[2].any()
-
-
 def rounded_to_float32(x: np.ndarray, golden: np.ndarray) -> bool:
     """Whether every finite value of ``x`` (float64) is within one float32 spacing of ``golden`` (the
     float64 answer, same shape) rounded to float32, and at least one finite value exists: the trace of a
@@ -154,5 +139,15 @@ def rounded_to_float32(x: np.ndarray, golden: np.ndarray) -> bool:
 
 
 def close_enough(got: np.ndarray, target: np.ndarray, tol: Tolerance) -> bool:
-    """Whether ``got`` matches ``target`` within ``tol`` (same shape); used by diagnoses."""
-    return close(got, target, tol)
+    """``compare_arrays(...).ok`` without the message: diagnoses compare a candidate with every mutant
+    of the bank, most of them far off, and only need the verdict.
+
+    Args:
+        got, target: arrays of any numeric dtype (compared in float64); target is the answer.
+        tol: the tolerance, as for ``compare_arrays``.
+    """
+    if tuple(got.shape) != tuple(target.shape):
+        return False
+    if got.dtype.kind not in "biuf" and target.dtype.kind in "biuf":
+        return False
+    return not _differences(got.astype(np.float64, copy=False), target.astype(np.float64, copy=False), tol)[2].any()
